@@ -1,0 +1,5 @@
+package probe;
+
+public class Misformatted {
+  public int  twice( int x ){ return x*2; }
+}
