@@ -31,7 +31,12 @@ import java.util.Map;
  */
 public interface Delivery {
 
-  /** The envelope as published, byte for byte; never {@code null}. */
+  /**
+   * The envelope as published, byte for byte; never {@code null}.
+   *
+   * @throws MalformedMessageException the message is not a valid envelope; the exception holds the
+   *     raw bytes and the reason, and the delivery can still be settled
+   */
   Envelope envelope();
 
   /**
