@@ -98,17 +98,6 @@ record KafkaSettings(
     producer.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     producer.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
     producer.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-    long timeoutMs = publishTimeout.toMillis();
-    long linger = Long.parseLong(String.valueOf(producer.get(ProducerConfig.LINGER_MS_CONFIG)));
-    // Kafka requires delivery.timeout.ms >= linger.ms + request.timeout.ms.
-    long requestTimeout = Math.max(1, Math.min(30_000, timeoutMs - linger - 1));
-    producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeoutMs));
-    producer.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(timeoutMs));
-    producer.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeout));
-    producer.putIfAbsent(
-        ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
-        Integer.toString(Math.max(1_048_576, maxBytes + RECORD_OVERHEAD_BYTES)));
-
     Map<String, Object> consumer = new HashMap<>();
     consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -127,6 +116,19 @@ record KafkaSettings(
         ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
 
     validateWithKafka(producer, consumer);
+    long timeoutMs = publishTimeout.toMillis();
+    long linger =
+        ((Number) new ProducerConfig(producer).values().get(ProducerConfig.LINGER_MS_CONFIG))
+            .longValue();
+    // Kafka requires delivery.timeout.ms >= linger.ms + request.timeout.ms.
+    long requestTimeout = Math.max(1, Math.min(30_000, timeoutMs - linger - 1));
+    producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, Long.toString(timeoutMs));
+    producer.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, Long.toString(timeoutMs));
+    producer.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, Long.toString(requestTimeout));
+    producer.putIfAbsent(
+        ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
+        Integer.toString(Math.max(1_048_576, maxBytes + RECORD_OVERHEAD_BYTES)));
+
     return new KafkaSettings(
         bootstrap,
         clientId,
