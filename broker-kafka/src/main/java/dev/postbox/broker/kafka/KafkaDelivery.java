@@ -64,8 +64,9 @@ final class KafkaDelivery implements Delivery {
   @Override
   public void nack(Duration delay) {
     Objects.requireNonNull(delay, "delay");
-    if (delay.isNegative()) {
-      throw new IllegalArgumentException("nack delay must not be negative: " + delay);
+    if (delay.isNegative() || delay.compareTo(owner.maxNackDelay()) > 0) {
+      throw new IllegalArgumentException(
+          "nack delay " + delay + " is outside [0, " + owner.maxNackDelay() + "]");
     }
     if (settled.compareAndSet(false, true)) {
       owner.settle(new KafkaSubscriptionConsumer.Settlement(this, false, System.nanoTime(), delay));

@@ -50,6 +50,7 @@ final class KafkaSubscriptionConsumer implements Consumer {
   private static final Duration COMMIT_TIMEOUT = Duration.ofSeconds(10);
 
   private final Subscription subscription;
+  private final Duration maxNackDelay;
   private final KafkaConsumer<byte[], byte[]> kafka;
   private final java.util.function.Consumer<KafkaSubscriptionConsumer> onClose;
   private final ReentrantLock clientLock = new ReentrantLock();
@@ -68,6 +69,7 @@ final class KafkaSubscriptionConsumer implements Consumer {
       String clientSuffix,
       java.util.function.Consumer<KafkaSubscriptionConsumer> onClose) {
     this.subscription = subscription;
+    this.maxNackDelay = settings.maxNackDelay();
     this.onClose = onClose;
     try {
       this.kafka =
@@ -173,6 +175,10 @@ final class KafkaSubscriptionConsumer implements Consumer {
       out.add(d);
     }
     return out;
+  }
+
+  Duration maxNackDelay() {
+    return maxNackDelay;
   }
 
   /** Called by deliveries, from any thread. */

@@ -10,18 +10,12 @@ import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import dev.postbox.spi.testing.CrashVictim;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,25 +40,16 @@ class ConsumerCrashIT {
         broker.publisher().publish(topic, e);
       }
 
-      Process victim =
-          new ProcessBuilder(
-                  Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  CrashVictim.class.getName(),
-                  KAFKA.bootstrapServers(),
-                  topic,
-                  group,
-                  "20")
-              .redirectErrorStream(true)
-              .start();
-      Set<String> held;
-      try {
-        held = awaitHolding(victim);
-      } finally {
-        victim.destroyForcibly(); // SIGKILL on Unix: the consumer gets no chance to clean up
-        victim.waitFor(30, TimeUnit.SECONDS);
-      }
+      Set<String> held =
+          CrashVictim.holdAndKill(
+              "kafka",
+              Map.of(
+                  "bootstrap.servers", KAFKA.bootstrapServers(),
+                  "kafka.consumer.session.timeout.ms", "3000",
+                  "kafka.consumer.heartbeat.interval.ms", "500"),
+              topic,
+              group,
+              20);
       assertThat(held).as("the victim held every delivery unacked").isEqualTo(sent);
 
       Consumer survivor = broker.subscribe(Subscription.of(topic, group));
@@ -79,28 +64,5 @@ class ConsumerCrashIT {
       survivor.close();
       assertThat(received).as("the killed member's unacked deliveries").containsAll(held);
     }
-  }
-
-  private static Set<String> awaitHolding(Process victim) throws Exception {
-    CompletableFuture<Set<String>> holding =
-        CompletableFuture.supplyAsync(
-            () -> {
-              List<String> output = new ArrayList<>();
-              try (BufferedReader out =
-                  new BufferedReader(
-                      new InputStreamReader(victim.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = out.readLine()) != null) {
-                  if (line.startsWith("HOLDING ")) {
-                    return new HashSet<>(List.of(line.substring(8).split(",")));
-                  }
-                  output.add(line);
-                }
-              } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-              }
-              throw new IllegalStateException("victim exited without holding: " + output);
-            });
-    return holding.get(60, TimeUnit.SECONDS);
   }
 }

@@ -1,0 +1,92 @@
+package dev.postbox.broker.artemis;
+
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.RetriableBrokerException;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** One JMS message handed out; settling it queues the settlement for the session's thread. */
+final class ArtemisDelivery implements Delivery {
+
+  private final ArtemisSubscriptionConsumer owner;
+  private final Message message;
+  private final int attempt;
+  private final AtomicBoolean settled = new AtomicBoolean();
+  private volatile Envelope envelope;
+
+  ArtemisDelivery(ArtemisSubscriptionConsumer owner, Message message, int attempt) {
+    this.owner = owner;
+    this.message = message;
+    this.attempt = attempt;
+  }
+
+  @Override
+  public Envelope envelope() {
+    Envelope e = envelope;
+    if (e == null) {
+      try {
+        e = CloudEventsJmsProperties.read(message);
+      } catch (JMSException failure) {
+        throw new RetriableBrokerException("reading a JMS message failed: " + failure, failure);
+      }
+      envelope = e;
+    }
+    return e;
+  }
+
+  @Override
+  public int attempt() {
+    return attempt;
+  }
+
+  @Override
+  public Map<String, String> metadata() {
+    Map<String, String> m = new HashMap<>();
+    try {
+      m.put("messageId", String.valueOf(message.getJMSMessageID()));
+      m.put("destination", String.valueOf(message.getJMSDestination()));
+      m.put("redelivered", Boolean.toString(message.getJMSRedelivered()));
+    } catch (JMSException e) {
+      m.put("error", e.toString());
+    }
+    return Map.copyOf(m);
+  }
+
+  @Override
+  public void ack() {
+    if (settled.compareAndSet(false, true)) {
+      owner.settle(new ArtemisSubscriptionConsumer.Settlement(this, true, Duration.ZERO));
+    }
+  }
+
+  @Override
+  public void nack(Duration delay) {
+    Objects.requireNonNull(delay, "delay");
+    if (delay.isNegative() || delay.compareTo(owner.maxNackDelay()) > 0) {
+      throw new IllegalArgumentException(
+          "nack delay " + delay + " is outside [0, " + owner.maxNackDelay() + "]");
+    }
+    if (settled.compareAndSet(false, true)) {
+      owner.settle(new ArtemisSubscriptionConsumer.Settlement(this, false, delay));
+    }
+  }
+
+  Message message() {
+    return message;
+  }
+
+  @Override
+  public String toString() {
+    try {
+      return "ArtemisDelivery[" + message.getJMSMessageID() + ", attempt=" + attempt + "]";
+    } catch (JMSException e) {
+      return "ArtemisDelivery[attempt=" + attempt + "]";
+    }
+  }
+}

@@ -1,0 +1,249 @@
+package dev.postbox.broker.artemis;
+
+import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Subscription;
+import jakarta.jms.BytesMessage;
+import jakarta.jms.Connection;
+import jakarta.jms.Destination;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import jakarta.jms.MessageProducer;
+import jakarta.jms.Session;
+import jakarta.jms.Topic;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants;
+
+/**
+ * One JMS consumer in Artemis' individual-acknowledge mode: an ack acknowledges exactly one
+ * message, never the ones received before it.
+ *
+ * <p>A JMS session is single-threaded, so settlements from any thread are queued and applied by the
+ * polling thread (or at close). A nack with delay re-sends a copy of the message with a JMS
+ * delivery delay (an Artemis scheduled message), keeping its group and attempt count, and then
+ * acknowledges the original: JMS has no per-message negative acknowledgement.
+ */
+final class ArtemisSubscriptionConsumer implements Consumer {
+
+  private static final System.Logger LOG =
+      System.getLogger(ArtemisSubscriptionConsumer.class.getName());
+  private static final long RECEIVE_SLICE_MS = 100;
+
+  private final Subscription subscription;
+  private final ArtemisSettings settings;
+  private final java.util.function.Consumer<ArtemisSubscriptionConsumer> onClose;
+  private final ReentrantLock sessionLock = new ReentrantLock();
+  private final ConcurrentLinkedQueue<Settlement> settlements = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private final Set<ArtemisDelivery> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
+  private final Connection connection;
+  private final Session session;
+  private final MessageConsumer consumer;
+  private final MessageProducer retries;
+
+  ArtemisSubscriptionConsumer(
+      ArtemisBroker broker,
+      ArtemisSettings settings,
+      Subscription subscription,
+      java.util.function.Consumer<ArtemisSubscriptionConsumer> onClose) {
+    this.subscription = subscription;
+    this.settings = settings;
+    this.onClose = onClose;
+    Connection c = null;
+    try {
+      c = broker.connect();
+      this.session = c.createSession(false, ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE);
+      Destination d = ArtemisBroker.destination(session, subscription.destination());
+      this.consumer =
+          d instanceof Topic topic
+              ? session.createSharedDurableConsumer(topic, subscription.group())
+              : session.createConsumer(d);
+      this.retries = session.createProducer(null);
+      this.connection = c;
+    } catch (JMSException | RuntimeException e) {
+      closeQuietly(c);
+      throw ArtemisErrors.map("subscribe to " + subscription.destination(), e);
+    }
+  }
+
+  @Override
+  public Subscription subscription() {
+    return subscription;
+  }
+
+  @Override
+  public List<Delivery> poll(int maxDeliveries, Duration timeout) {
+    if (maxDeliveries < 1) {
+      throw new IllegalArgumentException("maxDeliveries must be >= 1: " + maxDeliveries);
+    }
+    checkOpen();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    sessionLock.lock();
+    try {
+      List<Delivery> out = new ArrayList<>();
+      while (true) {
+        checkOpen();
+        applySettlements();
+        int room =
+            Math.min(maxDeliveries, subscription.maxInFlight() - inFlight.size()) - out.size();
+        if (room <= 0) {
+          if (!out.isEmpty() || System.nanoTime() >= deadline) {
+            return out;
+          }
+          waitSlice(deadline);
+          continue;
+        }
+        long remainingMs = Math.max(0, (deadline - System.nanoTime()) / 1_000_000);
+        Message m =
+            out.isEmpty() && remainingMs > 0
+                ? consumer.receive(Math.max(1, Math.min(remainingMs, RECEIVE_SLICE_MS)))
+                : consumer.receiveNoWait();
+        if (m != null) {
+          ArtemisDelivery d = new ArtemisDelivery(this, m, attempt(m));
+          inFlight.add(d);
+          out.add(d);
+          continue;
+        }
+        if (!out.isEmpty() || System.nanoTime() >= deadline) {
+          return out;
+        }
+      }
+    } catch (JMSException | jakarta.jms.JMSRuntimeException e) {
+      if (closed.get()) {
+        return List.of();
+      }
+      throw ArtemisErrors.map("poll " + subscription.destination(), e);
+    } finally {
+      sessionLock.unlock();
+    }
+  }
+
+  private void waitSlice(long deadline) {
+    long ms = Math.min(RECEIVE_SLICE_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+    sessionLock.unlock();
+    try {
+      java.util.concurrent.locks.LockSupport.parkNanos(ms * 1_000_000);
+    } finally {
+      sessionLock.lock();
+    }
+  }
+
+  private static int attempt(Message m) throws JMSException {
+    int deliveryCount =
+        m.propertyExists("JMSXDeliveryCount") ? m.getIntProperty("JMSXDeliveryCount") : 1;
+    int prior =
+        m.propertyExists(CloudEventsJmsProperties.PRIOR_ATTEMPTS)
+            ? m.getIntProperty(CloudEventsJmsProperties.PRIOR_ATTEMPTS)
+            : 0;
+    return prior + Math.max(1, deliveryCount);
+  }
+
+  Duration maxNackDelay() {
+    return settings.maxNackDelay();
+  }
+
+  /** Called by deliveries, from any thread. */
+  void settle(Settlement s) {
+    if (!closed.get()) {
+      settlements.add(s);
+    }
+  }
+
+  private void applySettlements() {
+    Settlement s;
+    while ((s = settlements.poll()) != null) {
+      ArtemisDelivery d = s.delivery();
+      if (!inFlight.remove(d)) {
+        continue;
+      }
+      try {
+        if (!s.ack()) {
+          resendLater(d, s.delay());
+        }
+        d.message().acknowledge();
+      } catch (JMSException | RuntimeException e) {
+        // Not acknowledged: the broker redelivers the original when this session ends.
+        LOG.log(Level.WARNING, "settling " + d + " failed; it will be redelivered: " + e);
+      }
+    }
+  }
+
+  private void resendLater(ArtemisDelivery d, Duration delay) throws JMSException {
+    Message original = d.message();
+    BytesMessage copy = session.createBytesMessage();
+    copy.writeBytes(CloudEventsJmsProperties.body(original));
+    for (var p : CloudEventsJmsProperties.properties(original).entrySet()) {
+      String name = p.getKey();
+      if (name.startsWith("JMSX") && !name.equals(CloudEventsJmsProperties.GROUP)) {
+        continue;
+      }
+      if (name.startsWith("_AMQ_") || name.equals(CloudEventsJmsProperties.PRIOR_ATTEMPTS)) {
+        continue;
+      }
+      copy.setObjectProperty(name, original.getObjectProperty(name));
+    }
+    copy.setIntProperty(CloudEventsJmsProperties.PRIOR_ATTEMPTS, d.attempt());
+    if (settings.duplicateDetection() && original.propertyExists("ce_id")) {
+      // A crash between this send and the ack below re-sends the same copy: dedup drops it.
+      copy.setStringProperty(
+          CloudEventsJmsProperties.DUPLICATE_ID,
+          original.getStringProperty("ce_id") + "#retry" + (d.attempt() + 1));
+    }
+    retries.setDeliveryDelay(delay.toMillis());
+    retries.send(
+        original.getJMSDestination(),
+        copy,
+        jakarta.jms.DeliveryMode.PERSISTENT,
+        original.getJMSPriority(),
+        0);
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    sessionLock.lock();
+    try {
+      try {
+        applySettlements();
+      } finally {
+        // Closing the session hands every unacknowledged message back to the broker.
+        closeQuietly(connection);
+      }
+    } finally {
+      sessionLock.unlock();
+      onClose.accept(this);
+    }
+  }
+
+  private void checkOpen() {
+    if (closed.get()) {
+      throw new IllegalStateException("artemis consumer is closed");
+    }
+  }
+
+  private static void closeQuietly(Connection c) {
+    if (c == null) {
+      return;
+    }
+    try {
+      c.close();
+    } catch (JMSException | RuntimeException e) {
+      LOG.log(Level.DEBUG, "closing a consumer connection failed: " + e);
+    }
+  }
+
+  /** A settlement waiting for the session's thread. */
+  record Settlement(ArtemisDelivery delivery, boolean ack, Duration delay) {}
+}

@@ -1,0 +1,280 @@
+package dev.postbox.broker.artemis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.MalformedMessageException;
+import dev.postbox.spi.PermanentBrokerException;
+import dev.postbox.spi.Subscription;
+import dev.postbox.spi.testing.CrashVictim;
+import jakarta.jms.Connection;
+import jakarta.jms.Session;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.junit.jupiter.api.Test;
+
+/** Artemis-specific behaviour beyond the conformance suite, against a real embedded broker. */
+class ArtemisAdapterIT {
+
+  private static final ArtemisTestBroker ARTEMIS = ArtemisTestBroker.shared();
+
+  private static Broker open(String url) {
+    return Brokers.open("artemis", Map.of("url", url, "publish.timeout", "10s"));
+  }
+
+  private static Envelope event(String key, int n) {
+    return Envelope.builder()
+        .source("urn:postbox:artemis-it")
+        .type("TestEvent")
+        .key(key)
+        .payload(Integer.toString(n))
+        .build();
+  }
+
+  private static List<Delivery> drain(Consumer c, int max, Duration quiet) {
+    List<Delivery> got = new ArrayList<>();
+    long until = System.nanoTime() + quiet.toNanos();
+    while (System.nanoTime() < until) {
+      List<Delivery> batch = c.poll(max, Duration.ofMillis(100));
+      if (!batch.isEmpty()) {
+        got.addAll(batch);
+        batch.forEach(Delivery::ack);
+        until = System.nanoTime() + quiet.toNanos();
+      }
+    }
+    return got;
+  }
+
+  @Test
+  void nativeDuplicateDetectionDropsARepublishedEventId() {
+    String queue = "dedup-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url())) {
+      assertThat(broker.capabilities().nativeDeduplication()).isTrue();
+      Consumer consumer = broker.subscribe(Subscription.of(queue, "g"));
+      Envelope once = event("k", 1);
+      broker.publisher().publish(queue, once);
+      broker.publisher().publish(queue, once); // a relay retry after a lost reply
+
+      // A batch holding one already-published id still publishes the others.
+      Envelope fresh1 = event("a", 2);
+      Envelope fresh2 = event("b", 3);
+      broker.publisher().publishAll(queue, List.of(fresh1, once, fresh2));
+
+      List<String> ids =
+          drain(consumer, 10, Duration.ofSeconds(1)).stream().map(d -> d.envelope().id()).toList();
+      assertThat(ids).containsExactlyInAnyOrder(once.id(), fresh1.id(), fresh2.id());
+    }
+  }
+
+  @Test
+  void messageGroupsKeepPerKeyOrderAcrossTwoCompetingConsumers() throws Exception {
+    String queue = "groups-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url())) {
+      Consumer a = broker.subscribe(Subscription.of(queue, "g"));
+      Consumer b = broker.subscribe(Subscription.of(queue, "g"));
+      List<Envelope> sent = new ArrayList<>();
+      for (int i = 0; i < 1_000; i++) {
+        sent.add(event("key-" + (i % 20), i));
+      }
+      for (int from = 0; from < sent.size(); from += 100) {
+        broker.publisher().publishAll(queue, sent.subList(from, from + 100));
+      }
+      Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
+      Map<String, Set<String>> consumersOfKey = new ConcurrentHashMap<>();
+      AtomicBoolean done = new AtomicBoolean();
+      ExecutorService pool = Executors.newFixedThreadPool(2);
+      List<Future<Integer>> counts = new ArrayList<>();
+      for (Map.Entry<String, Consumer> c : Map.of("a", a, "b", b).entrySet()) {
+        counts.add(
+            pool.submit(
+                () -> {
+                  int n = 0;
+                  while (!done.get()) {
+                    for (Delivery d : c.getValue().poll(50, Duration.ofMillis(100))) {
+                      Envelope e = d.envelope();
+                      seen.computeIfAbsent(
+                              e.key(), k -> Collections.synchronizedList(new ArrayList<>()))
+                          .add(Integer.parseInt(new String(e.payload(), StandardCharsets.UTF_8)));
+                      consumersOfKey
+                          .computeIfAbsent(e.key(), k -> ConcurrentHashMap.newKeySet())
+                          .add(c.getKey());
+                      d.ack();
+                      n++;
+                    }
+                  }
+                  return n;
+                }));
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (seen.values().stream().mapToInt(List::size).sum() < 1_000
+          && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+      }
+      done.set(true);
+      int byA = counts.get(0).get();
+      int byB = counts.get(1).get();
+      pool.shutdown();
+
+      assertThat(byA + byB).isEqualTo(1_000);
+      assertThat(byA).as("both consumers worked").isPositive();
+      assertThat(byB).as("both consumers worked").isPositive();
+      for (int k = 0; k < 20; k++) {
+        String key = "key-" + k;
+        List<Integer> expected = new ArrayList<>();
+        for (int i = k; i < 1_000; i += 20) {
+          expected.add(i);
+        }
+        assertThat(seen.get(key)).as("order of %s", key).containsExactlyElementsOf(expected);
+        assertThat(consumersOfKey.get(key)).as("one consumer per group").hasSize(1);
+      }
+    }
+  }
+
+  @Test
+  void aBrokerRestartLosesNoAcknowledgedPublish() {
+    try (ArtemisTestBroker own = ArtemisTestBroker.start()) {
+      String queue = "durable";
+      Set<String> published = new HashSet<>();
+      try (Broker broker = open(own.url())) {
+        for (int i = 0; i < 200; i++) {
+          Envelope e = event("k" + (i % 7), i);
+          broker.publisher().publish(queue, e);
+          published.add(e.id());
+        }
+      }
+      own.restart();
+      try (Broker broker = open(own.url())) {
+        Consumer c = broker.subscribe(Subscription.of(queue, "g"));
+        Set<String> stored = new HashSet<>();
+        for (Delivery d : drain(c, 100, Duration.ofSeconds(2))) {
+          stored.add(d.envelope().id());
+        }
+        assertThat(stored).isEqualTo(published);
+      }
+    }
+  }
+
+  @Test
+  void aKilledConsumersUnackedMessagesAreRedelivered() throws Exception {
+    String queue = "crash-" + UUID.randomUUID();
+    Set<String> sent = new HashSet<>();
+    try (Broker broker = open(ARTEMIS.url())) {
+      for (int i = 0; i < 10; i++) {
+        Envelope e = event("k" + i, i);
+        broker.publisher().publish(queue, e);
+        sent.add(e.id());
+      }
+      Set<String> held =
+          CrashVictim.holdAndKill(
+              "artemis",
+              Map.of("url", ARTEMIS.url() + "?connectionTTL=2000&clientFailureCheckPeriod=500"),
+              queue,
+              "g",
+              10);
+      assertThat(held).isEqualTo(sent);
+      Consumer survivor = broker.subscribe(Subscription.of(queue, "g"));
+      Map<String, Integer> attempts = new HashMap<>();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!attempts.keySet().containsAll(held) && System.nanoTime() < deadline) {
+        for (Delivery d : survivor.poll(10, Duration.ofMillis(200))) {
+          attempts.put(d.envelope().id(), d.attempt());
+          d.ack();
+        }
+      }
+      assertThat(attempts.keySet()).containsAll(held);
+      assertThat(attempts.values())
+          .as("JMSXDeliveryCount counts the lost delivery")
+          .allMatch(n -> n >= 2);
+    }
+  }
+
+  @Test
+  void anOversizedMessageIsAPermanentError() {
+    try (Broker broker =
+        Brokers.open("artemis", Map.of("url", ARTEMIS.url(), "max.message.bytes", "1000"))) {
+      Envelope big =
+          Envelope.builder().source("urn:test").type("Big").payload(new byte[1_001]).build();
+      assertThatThrownBy(() -> broker.publisher().publish("big", big))
+          .isInstanceOf(PermanentBrokerException.class)
+          .hasMessageContaining("exceeds max.message.bytes 1000");
+    }
+  }
+
+  @Test
+  void aForeignMessageIsHandedOverAsMalformedAndTheConsumerGoesOn() throws Exception {
+    String queue = "foreign-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url());
+        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(ARTEMIS.url());
+        Connection raw = factory.createConnection()) {
+      Consumer consumer = broker.subscribe(Subscription.of(queue, "g"));
+      Session s = raw.createSession(false, Session.AUTO_ACKNOWLEDGE);
+      s.createProducer(s.createQueue(queue)).send(s.createTextMessage("plain text, no CloudEvent"));
+      Envelope good = event("k", 1);
+      broker.publisher().publish(queue, good);
+
+      List<Delivery> got = new ArrayList<>();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (got.size() < 2 && System.nanoTime() < deadline) {
+        got.addAll(consumer.poll(2, Duration.ofMillis(200)));
+      }
+      assertThat(got).hasSize(2);
+      MalformedMessageException e =
+          catchThrowableOfType(MalformedMessageException.class, () -> got.get(0).envelope());
+      assertThat(e.reason()).contains("no ce_specversion");
+      assertThat(new String(e.rawPayload(), StandardCharsets.UTF_8))
+          .isEqualTo("plain text, no CloudEvent");
+      got.get(0).ack();
+      assertThat(got.get(1).envelope()).isEqualTo(good);
+      got.get(1).ack();
+    }
+  }
+
+  @Test
+  void topicGroupsEachGetEveryEventAndShareItWithinTheGroup() {
+    String topic = "topic:events-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url())) {
+      Consumer billing1 = broker.subscribe(Subscription.of(topic, "billing"));
+      Consumer billing2 = broker.subscribe(Subscription.of(topic, "billing"));
+      Consumer audit = broker.subscribe(Subscription.of(topic, "audit"));
+      Set<String> sent = new HashSet<>();
+      for (int i = 0; i < 20; i++) {
+        Envelope e = event("k" + i, i);
+        broker.publisher().publish(topic, e);
+        sent.add(e.id());
+      }
+      Set<String> billing = new HashSet<>();
+      List<Delivery> b1 = drain(billing1, 5, Duration.ofMillis(500));
+      List<Delivery> b2 = drain(billing2, 5, Duration.ofMillis(500));
+      b1.forEach(d -> billing.add(d.envelope().id()));
+      b2.forEach(d -> billing.add(d.envelope().id()));
+      Set<String> audited = new HashSet<>();
+      drain(audit, 20, Duration.ofMillis(500)).forEach(d -> audited.add(d.envelope().id()));
+
+      assertThat(billing).isEqualTo(sent);
+      assertThat(b1.size() + b2.size()).as("no event twice within a group").isEqualTo(20);
+      assertThat(audited).isEqualTo(sent);
+    }
+  }
+}
