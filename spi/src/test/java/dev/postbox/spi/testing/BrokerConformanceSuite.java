@@ -64,6 +64,11 @@ public abstract class BrokerConformanceSuite {
     return "conformance-" + UUID.randomUUID();
   }
 
+  /** A destination name for the unreachable broker; override where names have rules (.fifo). */
+  protected String unreachableDestination() {
+    return "unreachable-" + UUID.randomUUID();
+  }
+
   /** How long publishing to an unreachable broker may take before it fails. */
   protected Duration unreachableBound() {
     return Duration.ofSeconds(15);
@@ -395,7 +400,7 @@ public abstract class BrokerConformanceSuite {
             bound.multipliedBy(2).plusSeconds(2),
             () -> {
               try (Broker unreachable = openUnreachableBroker()) {
-                unreachable.publisher().publish(newDestinationName(), envelope("k", "lost"));
+                unreachable.publisher().publish(unreachableDestination(), envelope("k", "lost"));
                 return null;
               } catch (BrokerException e) {
                 return e;
@@ -562,9 +567,5 @@ public abstract class BrokerConformanceSuite {
   /** The ids of the deliveries, in order. */
   protected static List<String> ids(List<Delivery> deliveries) {
     return deliveries.stream().map(d -> d.envelope().id()).toList();
-  }
-
-  private String newDestinationName() {
-    return "unreachable-" + UUID.randomUUID();
   }
 }

@@ -1,0 +1,224 @@
+package dev.postbox.broker.sqs;
+
+import dev.postbox.spi.BatchPublishException;
+import dev.postbox.spi.Batches;
+import dev.postbox.spi.BrokerException;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.PermanentBrokerException;
+import dev.postbox.spi.Publisher;
+import dev.postbox.spi.RetriableBrokerException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequestEntry;
+import software.amazon.awssdk.services.sqs.model.SendMessageBatchResponse;
+
+/**
+ * Publishes with {@code SendMessageBatch}: chunks of at most 10 entries and at most the message
+ * size limit in total (SQS's batch limit). Failed entries are reported per envelope; only the
+ * failed entries are retried, a few times, when SQS says the fault was not the sender's.
+ */
+final class SqsPublisher implements Publisher {
+
+  static final int MAX_BATCH_ENTRIES = 10;
+  static final int ENTRY_ATTEMPTS = 3;
+
+  private final SqsBroker broker;
+  private final SqsSettings settings;
+  private final boolean fifo;
+
+  SqsPublisher(SqsBroker broker, SqsSettings settings, boolean fifo) {
+    this.broker = broker;
+    this.settings = settings;
+    this.fifo = fifo;
+  }
+
+  @Override
+  public void publish(String destination, Envelope envelope) {
+    try {
+      publishAll(destination, List.of(envelope));
+    } catch (BatchPublishException e) {
+      throw e.failures().get(0);
+    }
+  }
+
+  @Override
+  public void publishAll(String destination, List<Envelope> batch) {
+    if (broker.isClosed()) {
+      throw new IllegalStateException("sqs broker is closed");
+    }
+    if (batch.isEmpty()) {
+      return;
+    }
+    Map<Integer, BrokerException> failures = new HashMap<>();
+    String queueUrl;
+    try {
+      queueUrl = broker.queueUrl(destination);
+    } catch (BrokerException e) {
+      for (int i = 0; i < batch.size(); i++) {
+        failures.put(i, e);
+      }
+      throw new BatchPublishException(batch.size(), failures);
+    }
+    Map<String, BrokerException> failedKeys = new HashMap<>();
+    List<Entry> chunk = new ArrayList<>();
+    int chunkBytes = 0;
+    for (int i = 0; i < batch.size(); i++) {
+      Envelope e = batch.get(i);
+      BrokerException earlier = e.key() == null ? null : failedKeys.get(e.key());
+      if (earlier != null) {
+        failures.put(i, Batches.heldBack(earlier));
+        continue;
+      }
+      SqsMessageCodec.Encoded encoded = SqsMessageCodec.encode(e);
+      // Two limits: the payload limit the broker advertises (so callers can rely on it whatever
+      // the encoding), and what SQS itself takes for body plus attributes.
+      int payloadLimit = broker.capabilities().maxMessageBytes();
+      if (e.payloadSize() > payloadLimit || encoded.size() > settings.maxMessageBytes()) {
+        PermanentBrokerException tooBig =
+            new PermanentBrokerException(
+                "envelope "
+                    + e.id()
+                    + ": payload of "
+                    + e.payloadSize()
+                    + " bytes (limit "
+                    + payloadLimit
+                    + ") makes an SQS message of "
+                    + encoded.size()
+                    + " bytes with attributes (limit max.message.bytes "
+                    + settings.maxMessageBytes()
+                    + ")");
+        failures.put(i, tooBig);
+        if (e.key() != null) {
+          failedKeys.put(e.key(), tooBig);
+        }
+        continue;
+      }
+      if (chunk.size() == MAX_BATCH_ENTRIES
+          || chunkBytes + encoded.size() > settings.maxMessageBytes()) {
+        send(queueUrl, chunk, failures, failedKeys);
+        chunk = new ArrayList<>();
+        chunkBytes = 0;
+      }
+      chunk.add(new Entry(i, e, encoded));
+      chunkBytes += encoded.size();
+    }
+    if (!chunk.isEmpty()) {
+      send(queueUrl, chunk, failures, failedKeys);
+    }
+    if (!failures.isEmpty()) {
+      throw new BatchPublishException(batch.size(), failures);
+    }
+  }
+
+  private void send(
+      String queueUrl,
+      List<Entry> chunk,
+      Map<Integer, BrokerException> failures,
+      Map<String, BrokerException> failedKeys) {
+    List<Entry> pending = new ArrayList<>(chunk);
+    Set<Integer> succeeded = new HashSet<>();
+    for (int attempt = 1; !pending.isEmpty(); attempt++) {
+      SendMessageBatchResponse response;
+      try {
+        response = broker.client().sendMessageBatch(request(queueUrl, pending));
+      } catch (RuntimeException e) {
+        BrokerException failure = SqsErrors.map("publish to " + queueUrl, e);
+        pending.forEach(p -> fail(p, failure, failures, failedKeys));
+        return;
+      }
+      response.successful().forEach(ok -> succeeded.add(Integer.parseInt(ok.id())));
+      List<Entry> retry = new ArrayList<>();
+      for (BatchResultErrorEntry error : response.failed()) {
+        Entry entry = byIndex(pending, Integer.parseInt(error.id()));
+        String message =
+            "publish to "
+                + queueUrl
+                + ": entry "
+                + entry.envelope.id()
+                + " failed: "
+                + error.code()
+                + ": "
+                + error.message();
+        boolean retriable = !Boolean.TRUE.equals(error.senderFault());
+        if (retriable
+            && attempt < ENTRY_ATTEMPTS
+            && !laterSameKeySucceeded(entry, chunk, succeeded)) {
+          retry.add(entry);
+        } else {
+          fail(
+              entry,
+              retriable
+                  ? new RetriableBrokerException(message)
+                  : new PermanentBrokerException(message),
+              failures,
+              failedKeys);
+        }
+      }
+      pending = retry;
+      if (!pending.isEmpty()) {
+        LockSupport.parkNanos(50_000_000L << attempt); // brief back-off before the retry
+      }
+    }
+  }
+
+  /** On a FIFO queue, re-sending an entry after a later one of its key went would reorder them. */
+  private boolean laterSameKeySucceeded(Entry entry, List<Entry> chunk, Set<Integer> succeeded) {
+    if (!fifo || entry.envelope.key() == null) {
+      return false;
+    }
+    for (Entry other : chunk) {
+      if (other.index > entry.index
+          && entry.envelope.key().equals(other.envelope.key())
+          && succeeded.contains(other.index)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void fail(
+      Entry entry,
+      BrokerException failure,
+      Map<Integer, BrokerException> failures,
+      Map<String, BrokerException> failedKeys) {
+    failures.put(entry.index, failure);
+    if (entry.envelope.key() != null) {
+      failedKeys.putIfAbsent(entry.envelope.key(), failure);
+    }
+  }
+
+  private SendMessageBatchRequest request(String queueUrl, List<Entry> entries) {
+    List<SendMessageBatchRequestEntry> out = new ArrayList<>(entries.size());
+    for (Entry e : entries) {
+      SendMessageBatchRequestEntry.Builder b =
+          SendMessageBatchRequestEntry.builder()
+              .id(Integer.toString(e.index))
+              .messageBody(e.encoded.body())
+              .messageAttributes(e.encoded.attributes());
+      if (fifo) {
+        b.messageGroupId(SqsMessageCodec.groupId(e.envelope))
+            .messageDeduplicationId(SqsMessageCodec.deduplicationId(e.envelope));
+      }
+      out.add(b.build());
+    }
+    return SendMessageBatchRequest.builder().queueUrl(queueUrl).entries(out).build();
+  }
+
+  private static Entry byIndex(List<Entry> entries, int index) {
+    for (Entry e : entries) {
+      if (e.index == index) {
+        return e;
+      }
+    }
+    throw new IllegalStateException("SQS reported an entry id that was not sent: " + index);
+  }
+
+  private record Entry(int index, Envelope envelope, SqsMessageCodec.Encoded encoded) {}
+}
