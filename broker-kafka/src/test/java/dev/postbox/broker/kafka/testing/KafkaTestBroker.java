@@ -95,12 +95,20 @@ public final class KafkaTestBroker implements AutoCloseable {
       // Metadata propagates asynchronously: wait until every partition has a leader.
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (System.nanoTime() < deadline) {
-        var description = admin().describeTopics(List.of(name)).allTopicNames().get().get(name);
-        if (description.partitions().size() == partitions
-            && description.partitions().stream().allMatch(p -> p.leader() != null)) {
-          return;
+        try {
+          var description = admin().describeTopics(List.of(name)).allTopicNames().get().get(name);
+          if (description.partitions().size() == partitions
+              && description.partitions().stream().allMatch(p -> p.leader() != null)) {
+            return;
+          }
+        } catch (ExecutionException e) {
+          if (!(e.getCause()
+              instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)) {
+            throw e;
+          }
+          // Not propagated yet: ask again shortly.
         }
-        Thread.onSpinWait();
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
       }
       throw new IllegalStateException("topic " + name + " has no leaders after 30s");
     } catch (InterruptedException e) {
@@ -173,7 +181,6 @@ public final class KafkaTestBroker implements AutoCloseable {
     // Lets tests use short session timeouts, so a killed member is noticed in seconds.
     p.put("group.min.session.timeout.ms", "1000");
     p.put("auto.create.topics.enable", "true");
-    p.put("log.flush.interval.messages", "1");
     return p;
   }
 
