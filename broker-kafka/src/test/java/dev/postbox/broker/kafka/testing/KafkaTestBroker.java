@@ -98,7 +98,8 @@ public final class KafkaTestBroker implements AutoCloseable {
         try {
           var description = admin().describeTopics(List.of(name)).allTopicNames().get().get(name);
           if (description.partitions().size() == partitions
-              && description.partitions().stream().allMatch(p -> p.leader() != null)) {
+              && description.partitions().stream().allMatch(p -> p.leader() != null)
+              && servesOffsets(name, partitions)) {
             return;
           }
         } catch (ExecutionException e) {
@@ -116,6 +117,27 @@ public final class KafkaTestBroker implements AutoCloseable {
       throw new IllegalStateException(e);
     } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
       throw new IllegalStateException("could not create topic " + name, e);
+    }
+  }
+
+  /**
+   * Whether every partition's leader answers ListOffsets. Metadata can name a leader before the
+   * partition accepts writes; a produce in that gap gets NOT_LEADER_OR_FOLLOWER, and the idempotent
+   * producer can then wedge on out-of-order sequences until its delivery timeout.
+   */
+  private boolean servesOffsets(String topic, int partitions) throws InterruptedException {
+    Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> specs =
+        new java.util.HashMap<>();
+    for (int p = 0; p < partitions; p++) {
+      specs.put(
+          new org.apache.kafka.common.TopicPartition(topic, p),
+          org.apache.kafka.clients.admin.OffsetSpec.latest());
+    }
+    try {
+      admin().listOffsets(specs).all().get(5, TimeUnit.SECONDS);
+      return true;
+    } catch (ExecutionException | java.util.concurrent.TimeoutException notYet) {
+      return false;
     }
   }
 

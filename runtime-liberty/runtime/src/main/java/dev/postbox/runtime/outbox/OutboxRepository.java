@@ -1,0 +1,301 @@
+package dev.postbox.runtime.outbox;
+
+import dev.postbox.runtime.db.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The outbox table, in plain parameterised JDBC. Every method works on the caller's connection and
+ * inside the caller's transaction.
+ */
+public final class OutboxRepository {
+
+  static final String PENDING = "PENDING";
+  static final String DISPATCHED = "DISPATCHED";
+  static final String FAILED = "FAILED";
+  static final String DISCARDED = "DISCARDED";
+
+  private static final String COLUMNS =
+      "o.id, o.partition_no, o.event_id, o.destination, o.event_key, o.event_type, o.source,"
+          + " o.subject, o.content_type, o.headers, o.payload, o.event_time, o.created_at, o.attempts";
+
+  private final Dialect dialect;
+  private final int partitions;
+  private final String claim;
+
+  public OutboxRepository(Dialect dialect, int partitions) {
+    this.dialect = dialect;
+    this.partitions = partitions;
+    // Pending rows of one partition that are due, in id order, except those with an earlier row
+    // of the same key that is FAILED or still waiting out a back-off: that key waits, no other.
+    this.claim =
+        "SELECT "
+            + COLUMNS
+            + " FROM postbox_outbox o"
+            + " WHERE o.partition_no = ? AND o.status = 'PENDING' AND o.next_attempt_at <= ?"
+            + " AND NOT EXISTS (SELECT 1 FROM postbox_outbox b WHERE b.partition_no = o.partition_no"
+            + " AND b.event_key = o.event_key AND b.id < o.id"
+            + " AND (b.status = 'FAILED' OR (b.status = 'PENDING' AND b.next_attempt_at > ?)))"
+            + " ORDER BY o.id "
+            + dialect.limit()
+            + " "
+            + dialect.claimLock();
+  }
+
+  public Dialect dialect() {
+    return dialect;
+  }
+
+  public int partitions() {
+    return partitions;
+  }
+
+  /** Inserts an event as PENDING, due now. For applications that write with JDBC. */
+  public void insert(Connection c, OutboxEvent e, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
+                + " source, subject, content_type, headers, payload, event_time, created_at, status,"
+                + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)")) {
+      bindInsert(ps, e, now);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Inserts many events in one JDBC batch. */
+  public void insertAll(Connection c, Collection<OutboxEvent> events, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
+                + " source, subject, content_type, headers, payload, event_time, created_at, status,"
+                + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)")) {
+      for (OutboxEvent e : events) {
+        bindInsert(ps, e, now);
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  private void bindInsert(PreparedStatement ps, OutboxEvent e, Instant now) throws SQLException {
+    ps.setString(1, e.eventId());
+    ps.setString(2, e.destination());
+    ps.setInt(3, Partitioner.partition(e.key(), e.eventId(), partitions));
+    ps.setString(4, e.key());
+    ps.setString(5, e.type());
+    ps.setString(6, e.source());
+    ps.setString(7, e.subject());
+    ps.setString(8, e.contentType());
+    ps.setString(9, HeadersJson.write(e.headers()));
+    ps.setBytes(10, e.payload());
+    dialect.bind(ps, 11, e.time());
+    dialect.bind(ps, 12, now);
+    dialect.bind(ps, 13, now);
+  }
+
+  /** Claims up to {@code limit} due rows of a partition, locking them for this transaction. */
+  public List<OutboxRow> claim(Connection c, int partition, Instant now, int limit)
+      throws SQLException {
+    List<OutboxRow> rows = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(claim)) {
+      ps.setInt(1, partition);
+      dialect.bind(ps, 2, now);
+      dialect.bind(ps, 3, now);
+      ps.setInt(4, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.add(
+              new OutboxRow(
+                  rs.getLong("id"),
+                  rs.getInt("partition_no"),
+                  rs.getString("event_id"),
+                  rs.getString("destination"),
+                  rs.getString("event_key"),
+                  rs.getString("event_type"),
+                  rs.getString("source"),
+                  rs.getString("subject"),
+                  rs.getString("content_type"),
+                  HeadersJson.read(rs.getString("headers")),
+                  rs.getBytes("payload"),
+                  dialect.read(rs, "event_time"),
+                  dialect.read(rs, "created_at"),
+                  rs.getInt("attempts")));
+        }
+      }
+    }
+    return rows;
+  }
+
+  /** Marks rows dispatched (or deletes them), in one JDBC batch. */
+  public void dispatched(Connection c, List<Long> ids, Instant now, boolean delete)
+      throws SQLException {
+    if (ids.isEmpty()) {
+      return;
+    }
+    String sql =
+        delete
+            ? "DELETE FROM postbox_outbox WHERE id = ?"
+            : "UPDATE postbox_outbox SET status = 'DISPATCHED', dispatched_at = ?, last_error = NULL WHERE id = ?";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (long id : ids) {
+        int i = 1;
+        if (!delete) {
+          dialect.bind(ps, i++, now);
+        }
+        ps.setLong(i, id);
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  /** A retriable failure: counts the attempt and sets when to try again. */
+  public void reschedule(Connection c, long id, int attempts, Instant next, String error)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?")) {
+      ps.setInt(1, attempts);
+      dialect.bind(ps, 2, next);
+      ps.setString(3, truncate(error));
+      ps.setLong(4, id);
+      ps.executeUpdate();
+    }
+  }
+
+  /** A permanent failure, or out of attempts: the row stops, and so do later rows of its key. */
+  public void fail(Connection c, long id, int attempts, String error) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'FAILED', attempts = ?, last_error = ? WHERE id = ?")) {
+      ps.setInt(1, attempts);
+      ps.setString(2, truncate(error));
+      ps.setLong(3, id);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Makes a FAILED row pending again, due now, with its attempts reset; false if not FAILED. */
+  public boolean retry(Connection c, long id, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?, last_error = NULL"
+                + " WHERE id = ? AND status = 'FAILED'")) {
+      dialect.bind(ps, 1, now);
+      ps.setLong(2, id);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** Gives up on a FAILED row; its key flows again. False if it was not FAILED. */
+  public boolean discard(Connection c, long id, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ? AND status = 'FAILED'")) {
+      dialect.bind(ps, 1, now);
+      ps.setLong(2, id);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** FAILED rows, oldest first, at most {@code limit}. */
+  public List<FailedRow> failed(Connection c, int limit) throws SQLException {
+    List<FailedRow> out = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id, event_id, destination, event_key, event_type, attempts, last_error, created_at"
+                + " FROM postbox_outbox WHERE status = 'FAILED' ORDER BY id "
+                + dialect.limit())) {
+      ps.setInt(1, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new FailedRow(
+                  rs.getLong("id"),
+                  rs.getString("event_id"),
+                  rs.getString("destination"),
+                  rs.getString("event_key"),
+                  rs.getString("event_type"),
+                  rs.getInt("attempts"),
+                  rs.getString("last_error"),
+                  dialect.read(rs, "created_at")));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Partitions among {@code owned} that have due pending rows. */
+  public Set<Integer> partitionsWithWork(Connection c, Instant now) throws SQLException {
+    Set<Integer> out = new TreeSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status = 'PENDING' AND next_attempt_at <= ?")) {
+      dialect.bind(ps, 1, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getInt(1));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Counts and the oldest undispatched row, for the lag metrics. */
+  public Lag lag(Connection c) throws SQLException {
+    try (PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT status, COUNT(*) AS n, MIN(created_at) AS oldest FROM postbox_outbox"
+                    + " WHERE status IN ('PENDING', 'FAILED') GROUP BY status");
+        ResultSet rs = ps.executeQuery()) {
+      long pending = 0;
+      long failed = 0;
+      Instant oldest = null;
+      while (rs.next()) {
+        String status = rs.getString("status");
+        long n = rs.getLong("n");
+        Instant min = dialect.read(rs, "oldest");
+        if (PENDING.equals(status)) {
+          pending = n;
+          oldest = min; // FAILED rows wait for an operator; they are counted, not aged
+        } else {
+          failed = n;
+        }
+      }
+      return new Lag(pending, failed, oldest);
+    }
+  }
+
+  private static String truncate(String error) {
+    if (error == null) {
+      return null;
+    }
+    return error.length() <= 4000 ? error : error.substring(0, 3997) + "...";
+  }
+
+  /** A row the relay gave up on. */
+  public record FailedRow(
+      long id,
+      String eventId,
+      String destination,
+      String key,
+      String type,
+      int attempts,
+      String error,
+      Instant createdAt) {}
+
+  /**
+   * Undispatched work: pending and failed counts, and when the oldest pending row was recorded
+   * (null when none is pending).
+   */
+  public record Lag(long pending, long failed, Instant oldestPending) {}
+}

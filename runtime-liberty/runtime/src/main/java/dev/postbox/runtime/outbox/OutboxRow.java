@@ -1,0 +1,33 @@
+package dev.postbox.runtime.outbox;
+
+import dev.postbox.spi.Envelope;
+import java.time.Instant;
+import java.util.Map;
+
+/** A pending outbox row as the relay claimed it. */
+public record OutboxRow(
+    long id,
+    int partition,
+    String eventId,
+    String destination,
+    String key,
+    String type,
+    String source,
+    String subject,
+    String contentType,
+    Map<String, String> headers,
+    byte[] payload,
+    Instant eventTime,
+    Instant createdAt,
+    int attempts) {
+
+  /**
+   * The envelope to publish.
+   *
+   * @throws IllegalArgumentException if the row does not make a valid envelope (a poison row)
+   */
+  public Envelope toEnvelope() {
+    return new Envelope(
+        eventId, source, type, subject, key, eventTime, contentType, headers, payload);
+  }
+}

@@ -1,0 +1,217 @@
+package dev.postbox.runtime.relay;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Transactions;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Time-boxed partition leases in {@code postbox_lease}, shared fairly among live instances.
+ *
+ * <p>Each heartbeat: record this instance as alive, renew its unexpired leases, then move toward a
+ * fair share (ceil(P / live instances)): release extras, or take free and expired partitions with a
+ * conditional update, so two instances can never both win one. A lease always expires: an instance
+ * that stops heartbeating loses its partitions after the lease duration.
+ */
+final class LeaseManager {
+
+  private final Transactions tx;
+  private final Dialect dialect;
+  private final RelaySettings settings;
+  private final Clock clock;
+
+  LeaseManager(Transactions tx, Dialect dialect, RelaySettings settings, Clock clock) {
+    this.tx = tx;
+    this.dialect = dialect;
+    this.settings = settings;
+    this.clock = clock;
+  }
+
+  /** Creates the lease rows for every partition (idempotent; instances may race). */
+  void ensurePartitions() {
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(dialect.insertLeaseIfAbsent())) {
+            for (int p = 0; p < settings.partitions(); p++) {
+              ps.setInt(1, p);
+              if (dialect.insertLeaseNeedsKeyTwice()) {
+                ps.setInt(2, p);
+              }
+              ps.addBatch();
+            }
+            ps.executeBatch();
+          }
+          return null;
+        });
+  }
+
+  /** One heartbeat; returns the partitions this instance holds afterwards. */
+  Set<Integer> heartbeat() {
+    Instant now = clock.instant();
+    Instant until = now.plus(settings.leaseDuration());
+    String me = settings.instanceId();
+    int live =
+        tx.inTransaction(
+            c -> {
+              try (PreparedStatement ps = c.prepareStatement(dialect.insertInstanceIfAbsent())) {
+                ps.setString(1, me);
+                dialect.bind(ps, 2, now);
+                ps.executeUpdate();
+              }
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE postbox_relay_instance SET heartbeat_at = ? WHERE instance_id = ?")) {
+                dialect.bind(ps, 1, now);
+                ps.setString(2, me);
+                ps.executeUpdate();
+              }
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ? WHERE owner = ? AND lease_until > ?")) {
+                dialect.bind(ps, 1, until);
+                dialect.bind(ps, 2, now);
+                ps.setString(3, me);
+                dialect.bind(ps, 4, now);
+                ps.executeUpdate();
+              }
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "SELECT COUNT(*) FROM postbox_relay_instance WHERE heartbeat_at > ?")) {
+                dialect.bind(ps, 1, now.minus(settings.leaseDuration()));
+                try (ResultSet rs = ps.executeQuery()) {
+                  rs.next();
+                  return Math.max(1, rs.getInt(1));
+                }
+              }
+            });
+    int share = (settings.partitions() + live - 1) / live;
+    Set<Integer> owned = owned(now);
+    if (owned.size() > share) {
+      List<Integer> extras = new ArrayList<>(owned);
+      Collections.reverse(extras);
+      for (int p : extras.subList(0, owned.size() - share)) {
+        release(p);
+      }
+    } else if (owned.size() < share) {
+      List<Integer> free = acquirable(now);
+      Collections.shuffle(free); // instances starting together should not fight over the same rows
+      int wanted = share - owned.size();
+      for (int p : free) {
+        if (wanted == 0) {
+          break;
+        }
+        if (acquire(p, now, until)) {
+          wanted--;
+        }
+      }
+    }
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("DELETE FROM postbox_relay_instance WHERE heartbeat_at < ?")) {
+            dialect.bind(ps, 1, now.minus(settings.leaseDuration().multipliedBy(10)));
+            ps.executeUpdate();
+          }
+          return null;
+        });
+    return owned(now);
+  }
+
+  Set<Integer> owned(Instant now) {
+    return tx.inTransaction(
+        c -> {
+          Set<Integer> out = new TreeSet<>();
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?")) {
+            ps.setString(1, settings.instanceId());
+            dialect.bind(ps, 2, now);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getInt(1));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  private List<Integer> acquirable(Instant now) {
+    return tx.inTransaction(
+        c -> {
+          List<Integer> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT partition_no FROM postbox_lease WHERE owner IS NULL OR lease_until <= ?")) {
+            dialect.bind(ps, 1, now);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getInt(1));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  /**
+   * Takes a free or expired partition. The update waits for the lease row lock that a batch of the
+   * previous owner may still hold, so a takeover never overlaps that owner's last batch.
+   */
+  private boolean acquire(int partition, Instant now, Instant until) {
+    return tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE postbox_lease SET owner = ?, lease_until = ?, heartbeat_at = ?, version = version + 1"
+                      + " WHERE partition_no = ? AND (owner IS NULL OR lease_until <= ?)")) {
+            ps.setString(1, settings.instanceId());
+            dialect.bind(ps, 2, until);
+            dialect.bind(ps, 3, now);
+            ps.setInt(4, partition);
+            dialect.bind(ps, 5, now);
+            return ps.executeUpdate() == 1;
+          }
+        });
+  }
+
+  void release(int partition) {
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE postbox_lease SET owner = NULL, lease_until = NULL WHERE partition_no = ? AND owner = ?")) {
+            ps.setInt(1, partition);
+            ps.setString(2, settings.instanceId());
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /** Gives every partition back and leaves the instance table: a graceful stop. */
+  void releaseAll() {
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE postbox_lease SET owner = NULL, lease_until = NULL WHERE owner = ?")) {
+            ps.setString(1, settings.instanceId());
+            ps.executeUpdate();
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("DELETE FROM postbox_relay_instance WHERE instance_id = ?")) {
+            ps.setString(1, settings.instanceId());
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+}

@@ -1,0 +1,40 @@
+package dev.postbox.runtime.relay;
+
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import java.time.Clock;
+import java.util.List;
+
+/** What an operator may do with the outbox: see lag and failed rows, retry or discard them. */
+public final class OutboxAdmin {
+
+  private final Transactions tx;
+  private final OutboxRepository rows;
+  private final Clock clock;
+
+  OutboxAdmin(Transactions tx, OutboxRepository rows, Clock clock) {
+    this.tx = tx;
+    this.rows = rows;
+    this.clock = clock;
+  }
+
+  /** Pending and failed counts, and the oldest pending row. */
+  public OutboxRepository.Lag lag() {
+    return tx.inTransaction(rows::lag);
+  }
+
+  /** FAILED rows, oldest first. */
+  public List<OutboxRepository.FailedRow> failed(int limit) {
+    return tx.inTransaction(c -> rows.failed(c, limit));
+  }
+
+  /** Sends a FAILED row again from its first attempt; its key flows once it goes. */
+  public boolean retry(long id) {
+    return tx.inTransaction(c -> rows.retry(c, id, clock.instant()));
+  }
+
+  /** Gives up on a FAILED row; later rows of its key flow again. */
+  public boolean discard(long id) {
+    return tx.inTransaction(c -> rows.discard(c, id, clock.instant()));
+  }
+}
