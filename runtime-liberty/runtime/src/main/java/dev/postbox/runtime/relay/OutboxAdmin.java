@@ -18,6 +18,12 @@ public final class OutboxAdmin {
     this.clock = clock;
   }
 
+  /** An admin for the outbox in this database, whether or not a relay runs here. */
+  public static OutboxAdmin create(
+      Transactions tx, dev.postbox.runtime.db.Dialect dialect, int partitions) {
+    return new OutboxAdmin(tx, new OutboxRepository(dialect, partitions), Clock.systemUTC());
+  }
+
   /** Pending and failed counts, and the oldest pending row. */
   public OutboxRepository.Lag lag() {
     return tx.inTransaction(rows::lag);

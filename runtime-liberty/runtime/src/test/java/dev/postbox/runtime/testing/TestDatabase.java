@@ -48,6 +48,11 @@ public final class TestDatabase implements AutoCloseable {
     return kind;
   }
 
+  /** The PostgreSQL schema or MariaDB database name. */
+  public String schemaName() {
+    return name;
+  }
+
   /** Connections straight from the driver: no pool, so tests see the real cost of each one. */
   public DataSource dataSource() {
     return new SimpleDataSource(url);

@@ -1,0 +1,304 @@
+package dev.postbox.runtime.jakarta;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Migrations;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.relay.OutboxAdmin;
+import dev.postbox.runtime.relay.Relay;
+import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.runtime.relay.RelaySettings;
+import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.BrokerConfig;
+import dev.postbox.spi.Brokers;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.concurrent.ManagedExecutorService;
+import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Shutdown;
+import jakarta.enterprise.event.Startup;
+import jakarta.inject.Inject;
+import jakarta.transaction.UserTransaction;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.naming.InitialContext;
+import javax.naming.NamingException;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+
+/**
+ * Starts Postbox with the application: reads {@code postbox.*} from MicroProfile Config (a bad
+ * value fails the deployment, naming the key), applies the migrations, opens the broker adapter,
+ * and runs the relay on the server's managed executors. Stops it with the application.
+ */
+@ApplicationScoped
+public class PostboxRuntime {
+
+  private static final System.Logger LOG = System.getLogger(PostboxRuntime.class.getName());
+
+  @Inject Config config;
+
+  @Inject MetricRegistry metrics;
+
+  @Resource UserTransaction userTransaction;
+
+  @Resource ManagedScheduledExecutorService scheduler;
+
+  @Resource ManagedExecutorService workers;
+
+  private volatile Settings settings;
+  private volatile Relay relay;
+  private volatile Broker broker;
+  private volatile Transactions tx;
+  private volatile Dialect dialect;
+  private final AtomicReference<OutboxRepository.Lag> lag = new AtomicReference<>();
+  private final AtomicReference<String> lagError = new AtomicReference<>("not started");
+  private final AtomicLong published = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+  private ScheduledFuture<?> lagRefresh;
+
+  /** Postbox's own configuration, parsed once. */
+  record Settings(
+      boolean relayEnabled,
+      boolean migrate,
+      String dataSource,
+      String brokerName,
+      Map<String, String> brokerConfig,
+      RelaySettings relay,
+      Duration lagThreshold) {}
+
+  void start(@Observes Startup startup) {
+    settings = parse(config);
+    DataSource ds = lookup(settings.dataSource());
+    dialect = settings.migrate() ? Migrations.migrate(ds) : Migrations.dialect(ds);
+    tx = new JtaTransactions(userTransaction, ds);
+    registerMetrics();
+    lagRefresh = scheduler.scheduleWithFixedDelay(this::refreshLag, 0, 2, TimeUnit.SECONDS);
+    if (!settings.relayEnabled()) {
+      LOG.log(
+          Level.INFO,
+          "Postbox relay disabled (postbox.relay.enabled=false); events are recorded, not published");
+      return;
+    }
+    broker = Brokers.open(settings.brokerName(), settings.brokerConfig());
+    relay =
+        new Relay(
+            tx,
+            dialect,
+            broker.publisher(),
+            settings.relay(),
+            Clock.systemUTC(),
+            scheduler,
+            workers,
+            new Counting());
+    relay.start();
+    LOG.log(
+        Level.INFO,
+        "Postbox relay "
+            + settings.relay().instanceId()
+            + " started with broker "
+            + settings.brokerName()
+            + ", "
+            + settings.relay().partitions()
+            + " partitions");
+  }
+
+  void stop(@Observes Shutdown shutdown) {
+    if (lagRefresh != null) {
+      lagRefresh.cancel(false);
+    }
+    if (relay != null) {
+      relay.close();
+    }
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  /** Called after a commit that recorded events in this partition. */
+  void wake(int partition) {
+    Relay r = relay;
+    if (r != null) {
+      r.wake(partition);
+    }
+  }
+
+  int partitions() {
+    return settings.relay().partitions();
+  }
+
+  /** The operator's API: lag, failed rows, retry, discard. */
+  public OutboxAdmin admin() {
+    return new OutboxAdminFactory(tx, dialect, settings.relay().partitions()).admin();
+  }
+
+  /** The relay, or null when disabled; for leases and counts. */
+  public Relay relay() {
+    return relay;
+  }
+
+  /** The last lag reading, or null before the first; see {@link #lagError()}. */
+  public OutboxRepository.Lag lag() {
+    return lag.get();
+  }
+
+  /** Why the last lag reading failed, or null if it succeeded. */
+  public String lagError() {
+    return lagError.get();
+  }
+
+  Duration lagThreshold() {
+    return settings.lagThreshold();
+  }
+
+  private void refreshLag() {
+    try {
+      lag.set(
+          tx.inTransaction(
+              c -> new OutboxRepository(dialect, settings.relay().partitions()).lag(c)));
+      lagError.set(null);
+    } catch (RuntimeException e) {
+      lagError.set(e.toString());
+    }
+  }
+
+  private void registerMetrics() {
+    metrics.gauge("postbox.outbox.pending", () -> lag.get() == null ? 0L : lag.get().pending());
+    metrics.gauge("postbox.outbox.failed", () -> lag.get() == null ? 0L : lag.get().failed());
+    metrics.gauge("postbox.outbox.oldest.pending.age.seconds", this::oldestPendingAgeSeconds);
+    metrics.gauge("postbox.outbox.published.total", published::get);
+    metrics.gauge("postbox.outbox.publish.failures.total", failures::get);
+  }
+
+  double oldestPendingAgeSeconds() {
+    OutboxRepository.Lag l = lag.get();
+    if (l == null || l.oldestPending() == null) {
+      return 0;
+    }
+    return Math.max(0, Duration.between(l.oldestPending(), Instant.now()).toMillis() / 1000.0);
+  }
+
+  private final class Counting implements RelayListener {
+    @Override
+    public void published(List<OutboxRow> rows, Instant committedAt) {
+      published.addAndGet(rows.size());
+    }
+
+    @Override
+    public void failed(OutboxRow row, String error, boolean parked) {
+      failures.incrementAndGet();
+    }
+  }
+
+  private static DataSource lookup(String jndiName) {
+    try {
+      return (DataSource) new InitialContext().lookup(jndiName);
+    } catch (NamingException e) {
+      throw new IllegalStateException(
+          "postbox.datasource: no data source at '" + jndiName + "'; define it in server.xml", e);
+    }
+  }
+
+  /** Reads and validates every {@code postbox.*} key; unknown keys fail, naming the key. */
+  static Settings parse(Config config) {
+    Map<String, String> raw = new HashMap<>();
+    for (String name : config.getPropertyNames()) {
+      String key = name;
+      if (name.startsWith("POSTBOX_")) {
+        key = name.toLowerCase(java.util.Locale.ROOT).replace('_', '.'); // environment variables
+      }
+      if (key.startsWith("postbox.")) {
+        config
+            .getOptionalValue(name, String.class)
+            .ifPresent(
+                v ->
+                    raw.put(
+                        name.startsWith("POSTBOX_")
+                            ? name.toLowerCase(java.util.Locale.ROOT).replace('_', '.')
+                            : name,
+                        v));
+      }
+    }
+    return parse(raw);
+  }
+
+  static Settings parse(Map<String, String> raw) {
+    BrokerConfig c = BrokerConfig.of("postbox", raw);
+    boolean enabled = c.bool("postbox.relay.enabled", true);
+    String brokerName = enabled ? c.required("postbox.broker") : c.string("postbox.broker", "none");
+    Map<String, String> brokerConfig = c.withPrefix("postbox.broker.");
+    RetryPolicy retry =
+        new RetryPolicy(
+            c.integer("postbox.retry.max-attempts", 10, 1, 1_000),
+            c.duration(
+                "postbox.retry.initial-delay",
+                Duration.ofSeconds(1),
+                Duration.ZERO,
+                Duration.ofHours(1)),
+            c.duration(
+                "postbox.retry.max-delay",
+                Duration.ofMinutes(5),
+                Duration.ZERO,
+                Duration.ofDays(1)),
+            0.2);
+    RelaySettings relay =
+        new RelaySettings(
+            c.string("postbox.instance-id", defaultInstanceId()),
+            c.integer("postbox.partitions", 64, 1, 4096),
+            c.integer("postbox.batch-size", 500, 1, 10_000),
+            c.duration(
+                "postbox.lease",
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(1),
+                Duration.ofHours(1)),
+            c.duration(
+                "postbox.poll-interval",
+                Duration.ofMillis(500),
+                Duration.ofMillis(10),
+                Duration.ofMinutes(10)),
+            c.integer("postbox.workers", 4, 1, 256),
+            c.bool("postbox.delete-on-dispatch", false),
+            retry,
+            c.duration(
+                "postbox.retention", Duration.ofDays(7), Duration.ZERO, Duration.ofDays(3650)),
+            c.integer("postbox.retention.batch", 1_000, 1, 100_000));
+    Settings s =
+        new Settings(
+            enabled,
+            c.bool("postbox.migrate", true),
+            c.string("postbox.datasource", "jdbc/postbox"),
+            brokerName,
+            brokerConfig,
+            relay,
+            c.duration(
+                "postbox.lag.threshold",
+                Duration.ofMinutes(1),
+                Duration.ofSeconds(1),
+                Duration.ofDays(1)));
+    c.requireNoUnknownKeys();
+    return s;
+  }
+
+  private static String defaultInstanceId() {
+    String host = System.getenv().getOrDefault("HOSTNAME", "host");
+    return host
+        + "-"
+        + ProcessHandle.current().pid()
+        + "-"
+        + UUID.randomUUID().toString().substring(0, 8);
+  }
+}

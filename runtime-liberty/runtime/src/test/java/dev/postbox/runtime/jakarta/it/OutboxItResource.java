@@ -1,0 +1,110 @@
+package dev.postbox.runtime.jakarta.it;
+
+import dev.postbox.runtime.jakarta.Outbox;
+import dev.postbox.runtime.jakarta.PostboxRuntime;
+import dev.postbox.runtime.outbox.OutboxEvent;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Synchronization;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
+import java.util.List;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/** The test application of LibertyOutboxIT: records events in JTA transactions on request. */
+@Path("/it")
+@ApplicationScoped
+public class OutboxItResource {
+
+  @Inject Outbox outbox;
+
+  @Inject PostboxRuntime runtime;
+
+  @Resource TransactionSynchronizationRegistry registry;
+
+  @ConfigProperty(name = "it.topic")
+  @Inject
+  String topic;
+
+  /** Records {@code count} events; with {@code rollback=true} the transaction then fails. */
+  @POST
+  @Path("/events")
+  @Produces(MediaType.TEXT_PLAIN)
+  @Transactional
+  public String record(@QueryParam("count") int count, @QueryParam("rollback") boolean rollback) {
+    List<String> ids = recordEvents(count);
+    if (rollback) {
+      throw new IllegalStateException("business failure after recording " + ids);
+    }
+    return String.join(",", ids);
+  }
+
+  /**
+   * Records events, and the moment the transaction has committed (after Postbox's own after-commit
+   * hook has handed the wake-up to the relay) halts the JVM, as a kill -9 would.
+   */
+  @POST
+  @Path("/events-then-die")
+  @Transactional
+  public String recordThenDie(@QueryParam("count") int count) {
+    List<String> ids = recordEvents(count);
+    registry.registerInterposedSynchronization(
+        new Synchronization() {
+          @Override
+          public void beforeCompletion() {}
+
+          @Override
+          public void afterCompletion(int status) {
+            System.out.println("IT-COMMITTED " + String.join(",", ids));
+            System.out.flush();
+            Runtime.getRuntime().halt(137);
+          }
+        });
+    return String.join(",", ids);
+  }
+
+  /** Without a transaction: must be refused. */
+  @POST
+  @Path("/no-transaction")
+  @Produces(MediaType.TEXT_PLAIN)
+  public Response noTransaction() {
+    try {
+      recordEvents(1);
+      return Response.ok("recorded?!").build();
+    } catch (IllegalStateException e) {
+      return Response.status(409).entity(e.getMessage()).build();
+    }
+  }
+
+  @GET
+  @Path("/pending")
+  @Produces(MediaType.TEXT_PLAIN)
+  public long pending() {
+    return runtime.admin().lag().pending();
+  }
+
+  private List<String> recordEvents(int count) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      ids.add(
+          outbox.record(
+              OutboxEvent.builder()
+                  .destination(topic)
+                  .key("order-" + (i % 5))
+                  .type("OrderCaptured")
+                  .source("urn:postbox:it")
+                  .json("{\"n\":" + i + "}")
+                  .build()));
+    }
+    return ids;
+  }
+}
