@@ -83,7 +83,9 @@ record KafkaSettings(
 
     Map<String, Object> producer = new HashMap<>();
     // Sensible defaults a user may override.
-    producer.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+    // No linger: callers that want batches (the relay) publish them with publishAll, and a single
+    // publish should not wait 5 ms (Kafka 4's default) for company that is not coming.
+    producer.put(ProducerConfig.LINGER_MS_CONFIG, "0");
     producer.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "5");
     for (Map.Entry<String, String> e : shared.entrySet()) {
       if (ProducerConfig.configNames().contains(e.getKey())) {

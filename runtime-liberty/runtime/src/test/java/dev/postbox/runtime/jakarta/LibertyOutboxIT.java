@@ -99,6 +99,19 @@ class LibertyOutboxIT {
 
   @Test
   @Order(2)
+  void theRequestsTraceContextTravelsWithTheEvent() throws Exception {
+    String traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    HttpResponse<String> ok =
+        server.post(
+            "/it/events?count=1", "traceparent", traceparent, "tracestate", "congo=t61rcWkgMzE");
+    assertThat(ok.statusCode()).isEqualTo(200);
+    Delivery d = awaitDelivery(ok.body(), Duration.ofSeconds(30));
+    assertThat(d.envelope().header("traceparent")).isEqualTo(traceparent);
+    assertThat(d.envelope().header("tracestate")).isEqualTo("congo=t61rcWkgMzE");
+  }
+
+  @Test
+  @Order(2)
   void recordingWithoutATransactionIsRefused() throws Exception {
     HttpResponse<String> r = server.post("/it/no-transaction");
     assertThat(r.statusCode()).isEqualTo(409);
@@ -147,6 +160,20 @@ class LibertyOutboxIT {
       }
     }
     assertThat(received).as("published events").containsAll(ids);
+  }
+
+  private Delivery awaitDelivery(String id, Duration max) {
+    long deadline = System.nanoTime() + max.toNanos();
+    while (System.nanoTime() < deadline) {
+      for (Delivery d : consumer.poll(100, Duration.ofMillis(200))) {
+        received.add(d.envelope().id());
+        d.ack();
+        if (d.envelope().id().equals(id)) {
+          return d;
+        }
+      }
+    }
+    throw new AssertionError("event " + id + " not published within " + max);
   }
 
   private List<String> receivedFor(Duration period) {

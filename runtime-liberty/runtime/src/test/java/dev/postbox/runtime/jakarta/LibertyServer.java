@@ -98,12 +98,14 @@ final class LibertyServer implements AutoCloseable {
     }
   }
 
-  HttpResponse<String> post(String path) throws IOException, InterruptedException {
+  HttpResponse<String> post(String path, String... headers)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl() + path));
+    if (headers.length > 0) {
+      b.headers(headers);
+    }
     return http.send(
-        HttpRequest.newBuilder(URI.create(baseUrl() + path))
-            .timeout(Duration.ofSeconds(30))
-            .POST(HttpRequest.BodyPublishers.noBody())
-            .build(),
+        b.timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody()).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

@@ -1,0 +1,297 @@
+package dev.postbox.benchmarks;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Migrations;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.outbox.Partitioner;
+import dev.postbox.runtime.relay.Relay;
+import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.runtime.relay.RelaySettings;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+/**
+ * The outbox relay from PostgreSQL to Kafka, measured two ways, with peers in the same run:
+ *
+ * <ol>
+ *   <li><b>Throughput:</b> 50,000 committed events drained by 1 relay instance, then by 3.
+ *   <li><b>Commit→publish latency</b> at a steady 1,000 events/s, one event per transaction: the
+ *       relay woken after each commit (what the Jakarta wiring's after-commit synchronization
+ *       does), beside a polling-only relay at a 1 s interval, as polling outboxes work.
+ * </ol>
+ *
+ * <p>Latency is from the row's {@code created_at} (written in the business transaction just before
+ * its commit) to the commit of the relay transaction that published it, so it includes the broker's
+ * acknowledgement. Needs the local PostgreSQL (127.0.0.1:5432, database {@code test}); starts a
+ * KRaft broker in this JVM unless {@code --bootstrap host:port} names one.
+ *
+ * <p>Run: {@code ./mvnw -q -pl benchmarks -am install -DskipTests && ./mvnw -q -pl benchmarks
+ * exec:java -Dexec.mainClass=dev.postbox.benchmarks.RelayBenchmark}
+ */
+public final class RelayBenchmark {
+
+  private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+  private static final int THROUGHPUT_EVENTS = 50_000;
+  private static final int RATE = 1_000;
+  private static final Duration LATENCY_RUN = Duration.ofSeconds(20);
+  private static final Duration WARM_UP = Duration.ofSeconds(5);
+
+  private RelayBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    String bootstrap = args.length == 2 && args[0].equals("--bootstrap") ? args[1] : null;
+    KafkaTestBroker kafka = bootstrap == null ? KafkaTestBroker.start() : null;
+    String servers = bootstrap != null ? bootstrap : kafka.bootstrapServers();
+    System.out.printf(
+        "relay benchmark: PostgreSQL -> Kafka (%s), %d cores, Java %s%n",
+        bootstrap == null ? "in-JVM KRaft broker" : servers,
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.version"));
+    try (Broker broker = Brokers.open("kafka", Map.of("bootstrap.servers", servers))) {
+      System.out.println(
+          "\nthroughput: drain "
+              + THROUGHPUT_EVENTS
+              + " committed events (64 partitions, batch 500, 4 workers/instance)");
+      System.out.printf("%-28s %12s %12s%n", "peer", "seconds", "events/s");
+      for (int instances : new int[] {1, 3}) {
+        throughput(broker, kafka, instances);
+      }
+      System.out.println(
+          "\ncommit->publish latency at "
+              + RATE
+              + " events/s, one event per transaction, "
+              + LATENCY_RUN.toSeconds()
+              + " s after "
+              + WARM_UP.toSeconds()
+              + " s warm-up");
+      System.out.printf(
+          "%-28s %10s %10s %10s %10s %10s%n",
+          "peer", "events", "p50 ms", "p99 ms", "p99.9 ms", "max ms");
+      latency(broker, kafka, "after-commit wake-up", true, Duration.ofMillis(500), 4);
+      latency(broker, kafka, "wake-up, 8 workers", true, Duration.ofMillis(500), 8);
+      latency(broker, kafka, "polling every 1 s", false, Duration.ofSeconds(1), 4);
+    } finally {
+      if (kafka != null) {
+        kafka.close();
+      }
+    }
+  }
+
+  private static void throughput(Broker broker, KafkaTestBroker kafka, int instances)
+      throws Exception {
+    try (Schema schema = new Schema()) {
+      String topic = topic(kafka, 8);
+      OutboxRepository repo = new OutboxRepository(schema.dialect, 64);
+      List<OutboxEvent> batch = new ArrayList<>();
+      for (int i = 0; i < THROUGHPUT_EVENTS; i++) {
+        batch.add(event(topic, "key-" + (i % 1_000), i));
+        if (batch.size() == 5_000) {
+          insert(schema, repo, batch);
+          batch.clear();
+        }
+      }
+      List<RelayHandle> relays = new ArrayList<>();
+      long started = System.nanoTime();
+      for (int i = 0; i < instances; i++) {
+        relays.add(
+            RelayHandle.start(
+                schema, broker, "tp-" + i, Duration.ofMillis(200), RelayListener.NONE, 4));
+      }
+      while (relays.stream().mapToLong(r -> r.relay.publishedCount()).sum() < THROUGHPUT_EVENTS) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+      }
+      double seconds = (System.nanoTime() - started) / 1e9;
+      relays.forEach(RelayHandle::close);
+      System.out.printf(
+          "%-28s %12.2f %,12.0f%n",
+          instances + (instances == 1 ? " relay instance" : " relay instances"),
+          seconds,
+          THROUGHPUT_EVENTS / seconds);
+    }
+  }
+
+  private static void latency(
+      Broker broker, KafkaTestBroker kafka, String name, boolean wake, Duration poll, int workers)
+      throws Exception {
+    try (Schema schema = new Schema()) {
+      String topic = topic(kafka, 8);
+      OutboxRepository repo = new OutboxRepository(schema.dialect, 64);
+      Recorder recorder = new Recorder(3);
+      RelayListener listener =
+          new RelayListener() {
+            @Override
+            public void published(List<OutboxRow> rows, Instant committedAt) {
+              for (OutboxRow r : rows) {
+                recorder.recordValue(
+                    Math.max(0, Duration.between(r.createdAt(), committedAt).toNanos() / 1_000));
+              }
+            }
+          };
+      RelayHandle relay = RelayHandle.start(schema, broker, "lat", poll, listener, workers);
+      long periodNanos = 1_000_000_000L / RATE;
+      long start = System.nanoTime();
+      long end = start + WARM_UP.plus(LATENCY_RUN).toNanos();
+      long measureFrom = start + WARM_UP.toNanos();
+      boolean measuring = false;
+      long n = 0;
+      while (System.nanoTime() < end) {
+        long due = start + n * periodNanos;
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+        if (!measuring && System.nanoTime() >= measureFrom) {
+          recorder.getIntervalHistogram(); // drop the warm-up
+          measuring = true;
+        }
+        OutboxEvent e = event(topic, "key-" + (n % 200), (int) n);
+        schema.tx.inTransaction(
+            c -> {
+              repo.insert(c, e, Instant.now());
+              return null;
+            });
+        if (wake) {
+          relay.relay.wake(Partitioner.partition(e.key(), e.eventId(), 64));
+        }
+        n++;
+      }
+      LockSupport.parkNanos(poll.toNanos() * 2 + TimeUnit.MILLISECONDS.toNanos(500));
+      Histogram h = recorder.getIntervalHistogram();
+      relay.close();
+      System.out.printf(
+          "%-28s %,10d %10.1f %10.1f %10.1f %10.1f%n",
+          name,
+          h.getTotalCount(),
+          ms(h.getValueAtPercentile(50)),
+          ms(h.getValueAtPercentile(99)),
+          ms(h.getValueAtPercentile(99.9)),
+          ms(h.getMaxValue()));
+    }
+  }
+
+  private static double ms(long micros) {
+    return micros / 1000.0;
+  }
+
+  private static void insert(Schema schema, OutboxRepository repo, List<OutboxEvent> events) {
+    List<OutboxEvent> copy = List.copyOf(events);
+    schema.tx.inTransaction(
+        c -> {
+          repo.insertAll(c, copy, Instant.now());
+          return null;
+        });
+  }
+
+  private static OutboxEvent event(String topic, String key, int n) {
+    return OutboxEvent.builder()
+        .destination(topic)
+        .key(key)
+        .type("OrderCaptured")
+        .source("urn:postbox:benchmark")
+        .payload(
+            ("{\"order\":" + n + ",\"amount\":1999,\"currency\":\"EUR\"}")
+                .getBytes(StandardCharsets.UTF_8))
+        .build();
+  }
+
+  private static String topic(KafkaTestBroker kafka, int partitions) {
+    String name = "bench-" + UUID.randomUUID();
+    if (kafka != null) {
+      kafka.createTopic(name, partitions);
+    }
+    return name;
+  }
+
+  /** A fresh PostgreSQL schema with Postbox's tables, and a pool on it. */
+  private static final class Schema implements AutoCloseable {
+    final String name = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+    final HikariDataSource pool;
+    final Dialect dialect;
+    final Transactions tx;
+
+    Schema() throws Exception {
+      try (Connection c = DriverManager.getConnection(PG);
+          Statement s = c.createStatement()) {
+        s.execute("CREATE SCHEMA " + name); // a generated name, not input
+      }
+      HikariConfig hc = new HikariConfig();
+      hc.setJdbcUrl(PG + "&currentSchema=" + name + "&reWriteBatchedInserts=true");
+      hc.setMaximumPoolSize(20);
+      pool = new HikariDataSource(hc);
+      dialect = Migrations.migrate(pool);
+      tx = Transactions.jdbc(pool);
+    }
+
+    @Override
+    public void close() throws Exception {
+      pool.close();
+      try (Connection c = DriverManager.getConnection(PG);
+          PreparedStatement ps = c.prepareStatement("DROP SCHEMA " + name + " CASCADE")) {
+        ps.execute();
+      }
+    }
+  }
+
+  /** A relay instance with its own executors. */
+  private record RelayHandle(
+      Relay relay, ScheduledExecutorService scheduler, ExecutorService workers) {
+    static RelayHandle start(
+        Schema schema,
+        Broker broker,
+        String name,
+        Duration poll,
+        RelayListener listener,
+        int workers) {
+      RelaySettings settings =
+          RelaySettings.defaults(name)
+              .withPartitions(64)
+              .withPollInterval(poll)
+              .withWorkerThreads(workers);
+      ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
+      ExecutorService pool = Executors.newFixedThreadPool(settings.workerThreads());
+      Relay relay =
+          new Relay(
+              schema.tx,
+              schema.dialect,
+              broker.publisher(),
+              settings,
+              Clock.systemUTC(),
+              scheduler,
+              pool,
+              listener);
+      relay.start();
+      return new RelayHandle(relay, scheduler, pool);
+    }
+
+    void close() {
+      relay.close();
+      scheduler.shutdownNow();
+      workers.shutdownNow();
+    }
+  }
+}

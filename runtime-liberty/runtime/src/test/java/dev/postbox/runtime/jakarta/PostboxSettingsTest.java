@@ -1,0 +1,54 @@
+package dev.postbox.runtime.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.postbox.spi.ConfigException;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The postbox.* keys fail fast, naming the key. */
+class PostboxSettingsTest {
+
+  @Test
+  void defaultsNeedOnlyTheBroker() {
+    PostboxRuntime.Settings s =
+        PostboxRuntime.parse(
+            Map.of("postbox.broker", "kafka", "postbox.broker.bootstrap.servers", "k:9092"));
+    assertThat(s.brokerName()).isEqualTo("kafka");
+    assertThat(s.brokerConfig()).containsEntry("bootstrap.servers", "k:9092");
+    assertThat(s.relay().partitions()).isEqualTo(64);
+    assertThat(s.relay().leaseDuration()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(s.dataSource()).isEqualTo("jdbc/postbox");
+    assertThat(s.lagThreshold()).isEqualTo(Duration.ofMinutes(1));
+  }
+
+  @Test
+  void theBrokerIsRequiredWhileTheRelayIsOn() {
+    assertThatThrownBy(() -> PostboxRuntime.parse(Map.of()))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.broker"));
+    assertThat(PostboxRuntime.parse(Map.of("postbox.relay.enabled", "false")).relayEnabled())
+        .isFalse();
+  }
+
+  @Test
+  void invalidAndUnknownKeysAreNamed() {
+    assertThatThrownBy(
+            () ->
+                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.partitions", "0")))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.partitions"));
+    assertThatThrownBy(
+            () ->
+                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.lease", "forever")))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.lease"));
+    assertThatThrownBy(
+            () ->
+                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.batchsize", "10")))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.batchsize"));
+  }
+}
