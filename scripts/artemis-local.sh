@@ -10,14 +10,15 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${ARTEMIS_LOCAL_DIR:-$ROOT/target/artemis-local}
 PORT=${ARTEMIS_PORT:-61616}
+SERVICE=artemis-local
+LOG=$DIR/artemis.log
+# shellcheck source=lib/local-service.sh
+. "$ROOT/scripts/lib/local-service.sh"
 PID_FILE=$DIR/artemis.pid
-
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
 case "${1:-}" in
   start)
-    if running; then echo "artemis-local: already running (pid $(cat "$PID_FILE"))"; exit 0; fi
+    if service_running; then echo "artemis-local: already running (pid $(cat "$PID_FILE"))"; exit 0; fi
     mkdir -p "$DIR"
     if [ ! -d "$DIR/dist" ]; then
       echo "artemis-local: fetching the Artemis distribution"
@@ -34,27 +35,13 @@ case "${1:-}" in
     fi
     nohup "$DIR/instance/bin/artemis" run >"$DIR/artemis.log" 2>&1 &
     echo $! >"$PID_FILE"
-    for _ in $(seq 1 60); do
-      if listening; then echo "artemis-local: up on tcp://localhost:$PORT (pid $(cat "$PID_FILE"))"; exit 0; fi
-      running || { echo "artemis-local: broker exited; see $DIR/artemis.log" >&2; exit 1; }
-      sleep 1
-    done
-    echo "artemis-local: not listening after 60s; see $DIR/artemis.log" >&2
-    exit 1
+    service_await_port
     ;;
   stop)
-    if running; then
-      kill "$(cat "$PID_FILE")"
-      for _ in $(seq 1 30); do running || break; sleep 1; done
-      running && kill -9 "$(cat "$PID_FILE")"
-      echo "artemis-local: stopped"
-    else
-      echo "artemis-local: not running"
-    fi
-    rm -f "$PID_FILE"
+    service_stop
     ;;
   status)
-    if running; then echo "artemis-local: running (pid $(cat "$PID_FILE"))"; else echo "artemis-local: not running"; exit 1; fi
+    service_status
     ;;
   *)
     echo "usage: $0 start|stop|status" >&2

@@ -12,14 +12,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${ELASTICMQ_LOCAL_DIR:-$ROOT/target/elasticmq-local}
 PORT=${ELASTICMQ_PORT:-9324}
 QUEUES=${ELASTICMQ_QUEUES:-payments payments.fifo}
+SERVICE=elasticmq-local
+LOG=$DIR/elasticmq.log
+# shellcheck source=lib/local-service.sh
+. "$ROOT/scripts/lib/local-service.sh"
 PID_FILE=$DIR/elasticmq.pid
-
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
 case "${1:-}" in
   start)
-    if running; then echo "elasticmq-local: already running (pid $(cat "$PID_FILE"))"; exit 0; fi
+    if service_running; then echo "elasticmq-local: already running (pid $(cat "$PID_FILE"))"; exit 0; fi
     mkdir -p "$DIR"
     if [ ! -d "$DIR/lib" ]; then
       echo "elasticmq-local: fetching the ElasticMQ jars"
@@ -45,27 +46,13 @@ case "${1:-}" in
     nohup java -Xmx256m -Dconfig.file="$DIR/elasticmq.conf" -cp "$DIR/lib/*" org.elasticmq.server.Main \
       >"$DIR/elasticmq.log" 2>&1 &
     echo $! >"$PID_FILE"
-    for _ in $(seq 1 60); do
-      if listening; then echo "elasticmq-local: up on http://localhost:$PORT (pid $(cat "$PID_FILE")); queues: $QUEUES"; exit 0; fi
-      running || { echo "elasticmq-local: exited; see $DIR/elasticmq.log" >&2; exit 1; }
-      sleep 1
-    done
-    echo "elasticmq-local: not listening after 60s; see $DIR/elasticmq.log" >&2
-    exit 1
+    service_await_port
     ;;
   stop)
-    if running; then
-      kill "$(cat "$PID_FILE")"
-      for _ in $(seq 1 30); do running || break; sleep 1; done
-      running && kill -9 "$(cat "$PID_FILE")"
-      echo "elasticmq-local: stopped"
-    else
-      echo "elasticmq-local: not running"
-    fi
-    rm -f "$PID_FILE"
+    service_stop
     ;;
   status)
-    if running; then echo "elasticmq-local: running (pid $(cat "$PID_FILE"))"; else echo "elasticmq-local: not running"; exit 1; fi
+    service_status
     ;;
   *)
     echo "usage: $0 start|stop|status" >&2

@@ -11,15 +11,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${KAFKA_LOCAL_DIR:-$ROOT/target/kafka-local}
 PORT=${KAFKA_PORT:-9092}
 CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
+SERVICE=kafka-local
+LOG=$DIR/kafka.log
+# shellcheck source=lib/local-service.sh
+. "$ROOT/scripts/lib/local-service.sh"
 PID_FILE=$DIR/kafka.pid
-
-running() { [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; }
-
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
 case "${1:-}" in
   start)
-    if running; then echo "kafka-local: already running (pid $(cat "$PID_FILE")) on localhost:$PORT"; exit 0; fi
+    if service_running; then echo "kafka-local: already running (pid $(cat "$PID_FILE")) on localhost:$PORT"; exit 0; fi
     mkdir -p "$DIR"
     if [ ! -d "$DIR/lib" ]; then
       echo "kafka-local: fetching the Kafka jars"
@@ -58,27 +58,13 @@ XML
     nohup java -Xmx512m -Dlog4j2.configurationFile="$DIR/log4j2.xml" -cp "$DIR/lib/*" \
       kafka.Kafka "$DIR/server.properties" >"$DIR/kafka.log" 2>&1 &
     echo $! >"$PID_FILE"
-    for _ in $(seq 1 60); do
-      if listening; then echo "kafka-local: up on localhost:$PORT (pid $(cat "$PID_FILE"))"; exit 0; fi
-      running || { echo "kafka-local: broker exited; see $DIR/kafka.log" >&2; exit 1; }
-      sleep 1
-    done
-    echo "kafka-local: not listening after 60s; see $DIR/kafka.log" >&2
-    exit 1
+    service_await_port
     ;;
   stop)
-    if running; then
-      kill "$(cat "$PID_FILE")"
-      for _ in $(seq 1 30); do running || break; sleep 1; done
-      running && kill -9 "$(cat "$PID_FILE")"
-      echo "kafka-local: stopped"
-    else
-      echo "kafka-local: not running"
-    fi
-    rm -f "$PID_FILE"
+    service_stop
     ;;
   status)
-    if running; then echo "kafka-local: running (pid $(cat "$PID_FILE")) on localhost:$PORT"; else echo "kafka-local: not running"; exit 1; fi
+    service_status
     ;;
   *)
     echo "usage: $0 start|stop|status" >&2

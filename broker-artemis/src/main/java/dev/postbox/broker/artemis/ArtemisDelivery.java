@@ -1,5 +1,6 @@
 package dev.postbox.broker.artemis;
 
+import dev.postbox.spi.Deliveries;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.RetriableBrokerException;
@@ -8,7 +9,6 @@ import jakarta.jms.Message;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /** One JMS message handed out; settling it queues the settlement for the session's thread. */
@@ -67,11 +67,7 @@ final class ArtemisDelivery implements Delivery {
 
   @Override
   public void nack(Duration delay) {
-    Objects.requireNonNull(delay, "delay");
-    if (delay.isNegative() || delay.compareTo(owner.maxNackDelay()) > 0) {
-      throw new IllegalArgumentException(
-          "nack delay " + delay + " is outside [0, " + owner.maxNackDelay() + "]");
-    }
+    Deliveries.requireNackDelay(delay, owner.maxNackDelay());
     if (settled.compareAndSet(false, true)) {
       owner.settle(new ArtemisSubscriptionConsumer.Settlement(this, false, delay));
     }

@@ -1,10 +1,10 @@
 package dev.postbox.broker.kafka;
 
+import dev.postbox.spi.Deliveries;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 
@@ -63,11 +63,7 @@ final class KafkaDelivery implements Delivery {
 
   @Override
   public void nack(Duration delay) {
-    Objects.requireNonNull(delay, "delay");
-    if (delay.isNegative() || delay.compareTo(owner.maxNackDelay()) > 0) {
-      throw new IllegalArgumentException(
-          "nack delay " + delay + " is outside [0, " + owner.maxNackDelay() + "]");
-    }
+    Deliveries.requireNackDelay(delay, owner.maxNackDelay());
     if (settled.compareAndSet(false, true)) {
       owner.settle(new KafkaSubscriptionConsumer.Settlement(this, false, System.nanoTime(), delay));
     }

@@ -1,11 +1,11 @@
 package dev.postbox.broker.sqs;
 
+import dev.postbox.spi.Deliveries;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import software.amazon.awssdk.services.sqs.model.Message;
 import software.amazon.awssdk.services.sqs.model.MessageSystemAttributeName;
@@ -68,11 +68,7 @@ final class SqsDelivery implements Delivery {
 
   @Override
   public void nack(Duration delay) {
-    Objects.requireNonNull(delay, "delay");
-    if (delay.isNegative() || delay.compareTo(owner.maxNackDelay()) > 0) {
-      throw new IllegalArgumentException(
-          "nack delay " + delay + " is outside [0, " + owner.maxNackDelay() + "]");
-    }
+    Deliveries.requireNackDelay(delay, owner.maxNackDelay());
     if (settled.compareAndSet(false, true)) {
       owner.nack(this, delay);
     }

@@ -3,6 +3,7 @@ package dev.postbox.spi.testing;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Capabilities;
 import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Deliveries;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.PermanentBrokerException;
@@ -499,11 +500,7 @@ public final class ReferenceBroker implements Broker {
 
     @Override
     public void nack(Duration delay) {
-      Objects.requireNonNull(delay, "delay");
-      if (delay.isNegative() || delay.compareTo(capabilities.maxNackDelay()) > 0) {
-        throw new IllegalArgumentException(
-            "nack delay " + delay + " is outside [0, " + capabilities.maxNackDelay() + "]");
-      }
+      Deliveries.requireNackDelay(delay, capabilities.maxNackDelay());
       consumer.settle(entry, deliveryId, false, delay);
     }
   }
