@@ -11,4 +11,9 @@ public final class OutboxRows {
   public static String headersJson(Map<String, String> headers) {
     return HeadersJson.write(headers);
   }
+
+  /** The {@code headers} column back as a map. */
+  public static Map<String, String> headersFromJson(String json) {
+    return HeadersJson.read(json);
+  }
 }

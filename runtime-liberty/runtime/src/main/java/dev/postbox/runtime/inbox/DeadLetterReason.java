@@ -1,0 +1,17 @@
+package dev.postbox.runtime.inbox;
+
+/** Why a delivery ended in the dead-letter table instead of being processed. */
+public enum DeadLetterReason {
+  /** The handler failed on every attempt. */
+  HANDLER_FAILED,
+  /** The message could not be read as an event (no CloudEvents attributes, invalid values). */
+  MALFORMED,
+  /** The message has no event id, so it cannot be deduplicated. */
+  MISSING_ID,
+  /** No handler of this subscription takes the event's type. */
+  UNKNOWN_TYPE,
+  /** The payload is over the subscription's size limit. */
+  OVERSIZED,
+  /** An event id seen before arrived with a different payload; it was not processed again. */
+  CONFLICT
+}

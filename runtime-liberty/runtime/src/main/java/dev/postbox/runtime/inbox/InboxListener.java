@@ -1,0 +1,17 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.spi.Envelope;
+
+/** Hears what the inbox did, for metrics. Called on consumer threads; keep it cheap. */
+public interface InboxListener {
+
+  default void processed(String subscription, Envelope event) {}
+
+  default void duplicate(String subscription, Envelope event) {}
+
+  default void retried(String subscription, Envelope event, int attempts) {}
+
+  default void deadLettered(String subscription, DeadLetterReason reason) {}
+
+  InboxListener NONE = new InboxListener() {};
+}

@@ -1,0 +1,304 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.MalformedMessageException;
+import java.lang.System.Logger.Level;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs deliveries through the inbox: each event is recorded under (subscription, event id) in the
+ * same transaction as the handler's writes; <b>the transaction commits first, and only then is the
+ * delivery acknowledged</b>.
+ *
+ * <ul>
+ *   <li>New event → handler runs → commit → ack.
+ *   <li>Duplicate (same id, same payload) → skipped → commit → ack, counted.
+ *   <li>Same id, different payload → not processed; dead-lettered as {@link
+ *       DeadLetterReason#CONFLICT} → ack.
+ *   <li>Poison input (malformed, no id, unknown type, oversized) → dead-lettered at once → ack.
+ *   <li>Handler failure → rollback; the attempt is recorded in its own transaction; nack with
+ *       back-off, or after the last attempt a dead letter with the error → ack.
+ * </ul>
+ *
+ * <p>In batch mode a poll batch is one transaction; if anything in it fails, it is rolled back and
+ * the deliveries are processed one by one, so one failing event never holds back the others.
+ * Nothing is dropped silently: every delivery ends processed, duplicate, or dead-lettered.
+ */
+public final class InboxProcessor {
+
+  private static final System.Logger LOG = System.getLogger(InboxProcessor.class.getName());
+
+  private final Transactions tx;
+  private final InboxRepository repo;
+  private final InboxSettings settings;
+  private final InboxHandler handler;
+  private final Clock clock;
+  private final InboxListener listener;
+
+  public InboxProcessor(
+      Transactions tx,
+      Dialect dialect,
+      InboxSettings settings,
+      InboxHandler handler,
+      Clock clock,
+      InboxListener listener) {
+    this.tx = tx;
+    this.repo = new InboxRepository(dialect);
+    this.settings = settings;
+    this.handler = handler;
+    this.clock = clock;
+    this.listener = listener;
+  }
+
+  /** Processes one poll batch; every delivery is settled when this returns. */
+  public void process(List<Delivery> deliveries) {
+    List<Item> valid = new ArrayList<>(deliveries.size());
+    for (Delivery d : deliveries) {
+      Item item = classify(d);
+      if (item != null) {
+        valid.add(item);
+      }
+    }
+    if (valid.isEmpty()) {
+      return;
+    }
+    if (settings.batch() && valid.size() > 1) {
+      try {
+        List<Outcome> outcomes =
+            tx.inTransaction(
+                c -> {
+                  List<Outcome> out = new ArrayList<>(valid.size());
+                  for (Item item : valid) {
+                    out.add(handleInTransaction(c, item));
+                  }
+                  return out;
+                });
+        for (int i = 0; i < valid.size(); i++) {
+          settled(valid.get(i), outcomes.get(i));
+        }
+        return;
+      } catch (RuntimeException batchFailed) {
+        // Roll back together, then isolate the failing delivery by processing one by one.
+        LOG.log(Level.DEBUG, "inbox batch failed; processing one by one: " + batchFailed);
+      }
+    }
+    for (Item item : valid) {
+      processOne(item);
+    }
+  }
+
+  private void processOne(Item item) {
+    Outcome outcome;
+    try {
+      outcome = tx.inTransaction(c -> handleInTransaction(c, item));
+    } catch (RuntimeException failure) {
+      failed(item, failure);
+      return;
+    }
+    settled(item, outcome);
+  }
+
+  /** Inside the transaction: record, then run the handler if the event is new. */
+  private Outcome handleInTransaction(java.sql.Connection c, Item item)
+      throws java.sql.SQLException {
+    Envelope e = item.envelope;
+    String fingerprint = fingerprint(e.payload());
+    if (repo.record(c, settings.subscription(), e, fingerprint, clock.instant())) {
+      try {
+        handler.handle(c, e);
+      } catch (java.sql.SQLException | RuntimeException rethrow) {
+        throw rethrow;
+      } catch (Exception checked) {
+        throw new HandlerException(checked);
+      }
+      return Outcome.PROCESSED;
+    }
+    String recorded = repo.fingerprint(c, settings.subscription(), e.id()).orElse(fingerprint);
+    if (!recorded.equals(fingerprint)) {
+      repo.deadLetter(
+          c,
+          settings.subscription(),
+          e,
+          DeadLetterReason.CONFLICT,
+          "event id "
+              + e.id()
+              + " was processed before with another payload (fingerprint "
+              + recorded
+              + ")",
+          item.delivery.attempt(),
+          Map.of(),
+          null,
+          item.delivery.metadata(),
+          clock.instant());
+      return Outcome.CONFLICT;
+    }
+    return Outcome.DUPLICATE;
+  }
+
+  /** Commit came first; now the ack. */
+  private void settled(Item item, Outcome outcome) {
+    item.delivery.ack();
+    switch (outcome) {
+      case PROCESSED -> listener.processed(settings.subscription(), item.envelope);
+      case DUPLICATE -> listener.duplicate(settings.subscription(), item.envelope);
+      case CONFLICT -> listener.deadLettered(settings.subscription(), DeadLetterReason.CONFLICT);
+    }
+  }
+
+  private void failed(Item item, RuntimeException failure) {
+    Throwable cause = failure instanceof HandlerException h ? h.getCause() : failure;
+    String error = cause.getClass().getName() + ": " + cause.getMessage();
+    String id = item.envelope.id();
+    int attempts;
+    try {
+      attempts =
+          tx.inTransaction(
+              c -> {
+                int n =
+                    Math.max(
+                        item.delivery.attempt(),
+                        repo.failedAttempts(c, settings.subscription(), id) + 1);
+                repo.recordFailure(c, settings.subscription(), id, n, error, clock.instant());
+                return n;
+              });
+    } catch (RuntimeException dbDown) {
+      // Cannot even record the attempt (database unavailable): let the broker redeliver later.
+      item.delivery.nack(settings.retry().delayAfter(Math.max(1, item.delivery.attempt())));
+      return;
+    }
+    if (attempts < settings.retry().maxAttempts()) {
+      item.delivery.nack(settings.retry().delayAfter(attempts));
+      listener.retried(settings.subscription(), item.envelope, attempts);
+      return;
+    }
+    try {
+      tx.inTransaction(
+          c -> {
+            repo.deadLetter(
+                c,
+                settings.subscription(),
+                item.envelope,
+                DeadLetterReason.HANDLER_FAILED,
+                error,
+                attempts,
+                Map.of(),
+                null,
+                item.delivery.metadata(),
+                clock.instant());
+            repo.clearAttempts(c, settings.subscription(), id);
+            return null;
+          });
+    } catch (RuntimeException dbDown) {
+      item.delivery.nack(settings.retry().delayAfter(attempts));
+      return;
+    }
+    item.delivery.ack();
+    listener.deadLettered(settings.subscription(), DeadLetterReason.HANDLER_FAILED);
+  }
+
+  /** A valid event to process, or null when the delivery was dead-lettered as poison. */
+  private Item classify(Delivery d) {
+    Envelope e;
+    try {
+      e = d.envelope();
+    } catch (MalformedMessageException m) {
+      boolean noId = m.reason().contains("id must not be");
+      poison(
+          d,
+          null,
+          noId ? DeadLetterReason.MISSING_ID : DeadLetterReason.MALFORMED,
+          m.reason(),
+          m.rawHeaders(),
+          m.rawPayload());
+      return null;
+    }
+    if (e.payloadSize() > settings.maxPayloadBytes()) {
+      poison(
+          d,
+          e,
+          DeadLetterReason.OVERSIZED,
+          "payload of "
+              + e.payloadSize()
+              + " bytes is over the limit of "
+              + settings.maxPayloadBytes(),
+          Map.of(),
+          null);
+      return null;
+    }
+    if (!settings.types().isEmpty() && !settings.types().contains(e.type())) {
+      poison(
+          d,
+          e,
+          DeadLetterReason.UNKNOWN_TYPE,
+          "no handler for type '" + e.type() + "'",
+          Map.of(),
+          null);
+      return null;
+    }
+    return new Item(d, e);
+  }
+
+  private void poison(
+      Delivery d,
+      Envelope e,
+      DeadLetterReason reason,
+      String why,
+      Map<String, String> headers,
+      byte[] payload) {
+    try {
+      tx.inTransaction(
+          c ->
+              repo.deadLetter(
+                  c,
+                  settings.subscription(),
+                  e,
+                  reason,
+                  why,
+                  d.attempt(),
+                  headers,
+                  payload == null ? new byte[0] : payload,
+                  d.metadata(),
+                  clock.instant()));
+    } catch (RuntimeException dbDown) {
+      d.nack(
+          settings.retry().delayAfter(Math.max(1, d.attempt()))); // not stored: must not be acked
+      return;
+    }
+    d.ack();
+    listener.deadLettered(settings.subscription(), reason);
+  }
+
+  static String fingerprint(byte[] payload) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private enum Outcome {
+    PROCESSED,
+    DUPLICATE,
+    CONFLICT
+  }
+
+  private record Item(Delivery delivery, Envelope envelope) {}
+
+  /** Carries a checked handler exception through the transaction runner. */
+  static final class HandlerException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    HandlerException(Exception cause) {
+      super(cause.getMessage(), cause);
+    }
+  }
+}

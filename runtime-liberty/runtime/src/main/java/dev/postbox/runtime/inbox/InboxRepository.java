@@ -1,0 +1,240 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.outbox.OutboxRows;
+import dev.postbox.spi.Envelope;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** The inbox, attempt and dead-letter tables, in parameterised JDBC on the caller's connection. */
+final class InboxRepository {
+
+  private static final String COLUMNS =
+      "subscription, event_id, event_key, event_type, fingerprint, status, received_at, processed_at";
+
+  private final Dialect dialect;
+  private final String recordSql;
+  private final String attemptSql;
+
+  InboxRepository(Dialect dialect) {
+    this.dialect = dialect;
+    this.recordSql =
+        switch (dialect) {
+          // Neither statement aborts the transaction on a duplicate: no caught exception decides.
+          case POSTGRESQL ->
+              "INSERT INTO postbox_inbox ("
+                  + COLUMNS
+                  + ") VALUES (?, ?, ?, ?, ?, 'PROCESSED', ?, ?)"
+                  + " ON CONFLICT (subscription, event_id) DO NOTHING";
+          // INSERT IGNORE reports 0 rows for a duplicate; ON DUPLICATE KEY UPDATE would report 1
+          // with
+          // the driver's default "found rows" counting.
+          case MARIADB ->
+              "INSERT IGNORE INTO postbox_inbox ("
+                  + COLUMNS
+                  + ") VALUES (?, ?, ?, ?, ?, 'PROCESSED', ?, ?)";
+          case H2 ->
+              "MERGE INTO postbox_inbox t USING (VALUES (CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(256))))"
+                  + " s(subscription, event_id) ON t.subscription = s.subscription AND t.event_id = s.event_id"
+                  + " WHEN NOT MATCHED THEN INSERT ("
+                  + COLUMNS
+                  + ")"
+                  + " VALUES (s.subscription, s.event_id, ?, ?, ?, 'PROCESSED', ?, ?)";
+        };
+    this.attemptSql =
+        switch (dialect) {
+          case POSTGRESQL ->
+              "INSERT INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
+                  + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription, event_id) DO UPDATE SET attempts = EXCLUDED.attempts,"
+                  + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at";
+          case MARIADB ->
+              "INSERT INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
+                  + " VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE attempts = VALUES(attempts),"
+                  + " last_error = VALUES(last_error), updated_at = VALUES(updated_at)";
+          case H2 ->
+              "MERGE INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
+                  + " KEY (subscription, event_id) VALUES (?, ?, ?, ?, ?)";
+        };
+  }
+
+  /**
+   * Records the event as processed by this subscription, unless it already was.
+   *
+   * @return true if the row is new (the handler must run), false for a duplicate
+   */
+  boolean record(Connection c, String subscription, Envelope e, String fingerprint, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(recordSql)) {
+      ps.setString(1, subscription);
+      ps.setString(2, e.id());
+      ps.setString(3, e.key());
+      ps.setString(4, e.type());
+      ps.setString(5, fingerprint);
+      dialect.bind(ps, 6, now);
+      dialect.bind(ps, 7, now);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** The fingerprint recorded for an event, if any. */
+  Optional<String> fingerprint(Connection c, String subscription, String eventId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT fingerprint FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
+      ps.setString(1, subscription);
+      ps.setString(2, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+      }
+    }
+  }
+
+  /** Failed attempts recorded so far for a delivery; 0 if none. */
+  int failedAttempts(Connection c, String subscription, String eventId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT attempts FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?")) {
+      ps.setString(1, subscription);
+      ps.setString(2, eventId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : 0;
+      }
+    }
+  }
+
+  void recordFailure(
+      Connection c, String subscription, String eventId, int attempts, String error, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(attemptSql)) {
+      ps.setString(1, subscription);
+      ps.setString(2, eventId);
+      ps.setInt(3, attempts);
+      ps.setString(4, truncate(error));
+      dialect.bind(ps, 5, now);
+      ps.executeUpdate();
+    }
+  }
+
+  void clearAttempts(Connection c, String subscription, String eventId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "DELETE FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?")) {
+      ps.setString(1, subscription);
+      ps.setString(2, eventId);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Stores a dead letter; the envelope is null when the message was not a valid event. */
+  long deadLetter(
+      Connection c,
+      String subscription,
+      Envelope e,
+      DeadLetterReason reason,
+      String error,
+      int attempts,
+      Map<String, String> rawHeaders,
+      byte[] rawPayload,
+      Map<String, String> metadata,
+      Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO postbox_dead_letter (subscription, event_id, event_key, event_type, source, subject,"
+                + " content_type, event_time, reason, error, attempts, headers, payload, metadata, status, created_at)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', ?)",
+            new String[] {"id"})) {
+      ps.setString(1, subscription);
+      ps.setString(2, e == null ? null : e.id());
+      ps.setString(3, e == null ? null : e.key());
+      ps.setString(4, e == null ? null : e.type());
+      ps.setString(5, e == null ? null : e.source());
+      ps.setString(6, e == null ? null : e.subject());
+      ps.setString(7, e == null ? null : e.dataContentType());
+      dialect.bind(ps, 8, e == null ? null : e.time());
+      ps.setString(9, reason.name());
+      ps.setString(10, truncate(error));
+      ps.setInt(11, attempts);
+      ps.setString(12, OutboxRows.headersJson(e == null ? rawHeaders : e.headers()));
+      ps.setBytes(13, e == null ? rawPayload : e.payload());
+      ps.setString(14, OutboxRows.headersJson(metadata));
+      dialect.bind(ps, 15, now);
+      ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        return keys.next() ? keys.getLong(1) : -1;
+      }
+    }
+  }
+
+  List<DeadLetter> deadLetters(Connection c, String subscription, int limit) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT * FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ? ORDER BY id "
+                + dialect.limit())) {
+      ps.setString(1, subscription);
+      ps.setInt(2, limit);
+      return read(ps);
+    }
+  }
+
+  Optional<DeadLetter> deadLetter(Connection c, long id, boolean lock) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT * FROM postbox_dead_letter WHERE id = ?" + (lock ? " FOR UPDATE" : ""))) {
+      ps.setLong(1, id);
+      return read(ps).stream().findFirst();
+    }
+  }
+
+  /** OPEN → REPLAYED or DISCARDED; false if it was not OPEN. */
+  boolean settleDeadLetter(Connection c, long id, String status, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_dead_letter SET status = ?, settled_at = ? WHERE id = ? AND status = 'OPEN'")) {
+      ps.setString(1, status);
+      dialect.bind(ps, 2, now);
+      ps.setLong(3, id);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  private List<DeadLetter> read(PreparedStatement ps) throws SQLException {
+    List<DeadLetter> out = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(
+            new DeadLetter(
+                rs.getLong("id"),
+                rs.getString("subscription"),
+                rs.getString("event_id"),
+                rs.getString("event_key"),
+                rs.getString("event_type"),
+                rs.getString("source"),
+                rs.getString("subject"),
+                rs.getString("content_type"),
+                dialect.read(rs, "event_time"),
+                DeadLetterReason.valueOf(rs.getString("reason")),
+                rs.getString("error"),
+                rs.getInt("attempts"),
+                OutboxRows.headersFromJson(rs.getString("headers")),
+                rs.getBytes("payload"),
+                OutboxRows.headersFromJson(rs.getString("metadata")),
+                rs.getString("status"),
+                dialect.read(rs, "created_at")));
+      }
+    }
+    return out;
+  }
+
+  private static String truncate(String s) {
+    return s == null || s.length() <= 4000 ? s : s.substring(0, 3997) + "...";
+  }
+}

@@ -1,0 +1,53 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.relay.RetryPolicy;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * How one subscription's inbox works.
+ *
+ * @param subscription the dedup scope: the same event may feed several subscriptions, and each runs
+ *     it once
+ * @param types event types this subscription handles; anything else is dead-lettered as {@link
+ *     DeadLetterReason#UNKNOWN_TYPE}. Empty means every type.
+ * @param retry back-off between attempts, and the maximum attempts before dead-lettering
+ * @param maxPayloadBytes larger payloads are dead-lettered as {@link DeadLetterReason#OVERSIZED}
+ * @param batch process a poll batch in one transaction (splitting it on failure) instead of one
+ *     transaction per delivery
+ */
+public record InboxSettings(
+    String subscription, Set<String> types, RetryPolicy retry, int maxPayloadBytes, boolean batch) {
+
+  public InboxSettings {
+    if (subscription == null || subscription.isBlank()) {
+      throw new IllegalArgumentException("subscription must not be blank");
+    }
+    types = Set.copyOf(Objects.requireNonNull(types, "types"));
+    Objects.requireNonNull(retry, "retry");
+    if (maxPayloadBytes < 1) {
+      throw new IllegalArgumentException("maxPayloadBytes must be positive");
+    }
+  }
+
+  /** Every type, default retries, 1 MiB payloads, batched transactions. */
+  public static InboxSettings of(String subscription) {
+    return new InboxSettings(subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true);
+  }
+
+  public InboxSettings withTypes(Set<String> t) {
+    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch);
+  }
+
+  public InboxSettings withRetry(RetryPolicy r) {
+    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch);
+  }
+
+  public InboxSettings withMaxPayloadBytes(int n) {
+    return new InboxSettings(subscription, types, retry, n, batch);
+  }
+
+  public InboxSettings withBatch(boolean b) {
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b);
+  }
+}

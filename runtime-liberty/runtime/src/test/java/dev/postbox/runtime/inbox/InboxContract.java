@@ -1,0 +1,389 @@
+package dev.postbox.runtime.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Migrations;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.runtime.testing.TestDatabase;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Subscription;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** The inbox against a real database and a real Kafka broker; subclasses choose the database. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class InboxContract {
+
+  private static final KafkaTestBroker KAFKA = KafkaTestBroker.shared();
+
+  private TestDatabase db;
+  private Dialect dialect;
+  private Transactions tx;
+  private Broker broker;
+  private final List<AutoCloseable> closeAfter = new ArrayList<>();
+  private final AtomicBoolean stop = new AtomicBoolean();
+
+  protected abstract TestDatabase.Kind kind();
+
+  @BeforeAll
+  void createDatabase() {
+    db = TestDatabase.create(kind());
+    dialect = Migrations.migrate(db.dataSource());
+    tx = Transactions.jdbc(db.dataSource());
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "CREATE TABLE it_effect (event_id VARCHAR(256) NOT NULL, note VARCHAR(200))")) {
+            ps.execute(); // no unique constraint: only the inbox may stop a second effect
+          }
+          return null;
+        });
+    broker =
+        Brokers.open(
+            "kafka", Map.of("bootstrap.servers", KAFKA.bootstrapServers(), "nack.max.delay", "1m"));
+  }
+
+  @AfterAll
+  void dropDatabase() {
+    broker.close();
+    db.close();
+  }
+
+  @AfterEach
+  void stopConsumers() throws Exception {
+    stop.set(true);
+    for (AutoCloseable c : closeAfter) {
+      c.close();
+    }
+    closeAfter.clear();
+    stop.set(false);
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("DELETE FROM it_effect")) {
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  @Test
+  void
+      tenThousandEventsEachDeliveredUpToThreeTimesToTwoConcurrentConsumersGiveTenThousandEffects() {
+    String topic = topic(4);
+    String subscription = "payments-" + UUID.randomUUID();
+    Random random = new Random(11);
+    List<Envelope> published = new ArrayList<>();
+    List<Envelope> events = new ArrayList<>();
+    for (int i = 0; i < 10_000; i++) {
+      Envelope e = event("k" + (i % 100), "e" + i);
+      events.add(e);
+      int copies = 1 + random.nextInt(3);
+      for (int n = 0; n < copies; n++) {
+        published.add(e);
+      }
+    }
+    for (int from = 0; from < published.size(); from += 1_000) {
+      broker
+          .publisher()
+          .publishAll(topic, published.subList(from, Math.min(published.size(), from + 1_000)));
+    }
+    InboxHandler effect = (c, e) -> insertEffect(c, e);
+    // Two groups read every record: each event reaches both consumers, concurrently, with one
+    // inbox subscription between them.
+    run(topic, "group-a", subscription, effect, InboxSettings.of(subscription));
+    run(topic, "group-b", subscription, effect, InboxSettings.of(subscription));
+
+    await()
+        .atMost(Duration.ofMinutes(3))
+        .until(() -> effects(null) >= 10_000 && inboxRows(subscription) == 10_000);
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> effects(null) == 10_000);
+    assertThat(distinctEffects()).isEqualTo(10_000);
+  }
+
+  @Test
+  void aHandlerThatFailsTwiceThenSucceedsHasOneEffect() {
+    String topic = topic(1);
+    String subscription = "flaky-" + UUID.randomUUID();
+    Envelope e = event("k", "flaky");
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler flaky =
+        (c, ev) -> {
+          insertEffect(c, ev); // written, then rolled back by the failure
+          if (calls.incrementAndGet() <= 2) {
+            throw new IllegalStateException("transient #" + calls.get());
+          }
+        };
+    run(topic, "g", subscription, flaky, settings(subscription, 5));
+    broker.publisher().publish(topic, e);
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(e.id()) == 1);
+    assertThat(calls.get()).isEqualTo(3);
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> effects(e.id()) == 1);
+  }
+
+  @Test
+  void aHandlerThatAlwaysFailsIsDeadLetteredAndAReplayAfterTheFixHasOneEffect() {
+    String topic = topic(1);
+    String subscription = "broken-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          if (!fixed.get()) {
+            throw new IllegalArgumentException("bug #42");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 3));
+    Envelope e = event("k", "doomed");
+    Envelope next = event("k", "next");
+    broker.publisher().publish(topic, e);
+    broker.publisher().publish(topic, next);
+
+    DeadLetters letters = new DeadLetters(tx, dialect, subscription, handler, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 2);
+    DeadLetter dl =
+        letters.open(10).stream().filter(d -> d.eventId().equals(e.id())).findFirst().orElseThrow();
+    assertThat(dl.reason()).isEqualTo(DeadLetterReason.HANDLER_FAILED);
+    assertThat(dl.error()).contains("bug #42");
+    assertThat(dl.attempts()).isEqualTo(3);
+    assertThat(effects(null)).isZero();
+
+    fixed.set(true);
+    assertThat(letters.replay(dl.id())).isTrue();
+    assertThatThrownBy(() -> letters.replay(dl.id())).hasMessageContaining("REPLAYED");
+    assertThat(effects(e.id())).isEqualTo(1);
+    // The same event redelivered later is a duplicate of the replay.
+    broker.publisher().publish(topic, e);
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> effects(e.id()) == 1);
+  }
+
+  @Test
+  void eachPoisonClassIsDeadLetteredWithItsReasonAndTheNextEventIsProcessed() throws Exception {
+    String topic = topic(1);
+    String subscription = "poison-" + UUID.randomUUID();
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> insertEffect(c, ev),
+        settings(subscription, 3).withTypes(Set.of("OrderCaptured")).withMaxPayloadBytes(100));
+    try (KafkaProducer<byte[], byte[]> raw =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+      raw.send(new ProducerRecord<>(topic, "not an event".getBytes(StandardCharsets.UTF_8))).get();
+      ProducerRecord<byte[], byte[]> noId =
+          new ProducerRecord<>(topic, "{}".getBytes(StandardCharsets.UTF_8));
+      noId.headers().add("ce_specversion", "1.0".getBytes(StandardCharsets.UTF_8));
+      noId.headers().add("ce_source", "urn:x".getBytes(StandardCharsets.UTF_8));
+      noId.headers().add("ce_type", "OrderCaptured".getBytes(StandardCharsets.UTF_8));
+      noId.headers().add("ce_time", "2026-01-01T00:00:00Z".getBytes(StandardCharsets.UTF_8));
+      raw.send(noId).get();
+    }
+    broker
+        .publisher()
+        .publish(topic, Envelope.builder().source("urn:x").type("Unheard").payload("{}").build());
+    broker
+        .publisher()
+        .publish(
+            topic,
+            Envelope.builder()
+                .source("urn:x")
+                .type("OrderCaptured")
+                .payload("x".repeat(500))
+                .build());
+    Envelope good = event("k", "good");
+    broker.publisher().publish(topic, good);
+
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(good.id()) == 1 && letters.open(10).size() == 4);
+    assertThat(letters.open(10))
+        .extracting(DeadLetter::reason)
+        .containsExactly(
+            DeadLetterReason.MALFORMED,
+            DeadLetterReason.MISSING_ID,
+            DeadLetterReason.UNKNOWN_TYPE,
+            DeadLetterReason.OVERSIZED);
+    DeadLetter malformed = letters.open(10).get(0);
+    assertThat(new String(malformed.payload(), StandardCharsets.UTF_8)).isEqualTo("not an event");
+    assertThat(malformed.replayable()).isFalse();
+    assertThat(malformed.metadata()).containsKeys("partition", "offset");
+  }
+
+  @Test
+  void theSameIdWithAnotherPayloadIsAConflictAndHasNoSecondEffect() {
+    String topic = topic(1);
+    String subscription = "conflict-" + UUID.randomUUID();
+    run(topic, "g", subscription, (c, ev) -> insertEffect(c, ev), settings(subscription, 3));
+    Envelope original = event("k", "original");
+    Envelope impostor = original.toBuilder().payload("tampered").build();
+    broker.publisher().publish(topic, original);
+    broker.publisher().publish(topic, impostor);
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 1);
+    assertThat(letters.open(10).get(0).reason()).isEqualTo(DeadLetterReason.CONFLICT);
+    assertThat(new String(letters.open(10).get(0).payload(), StandardCharsets.UTF_8))
+        .isEqualTo("tampered");
+    assertThat(effects(original.id())).isEqualTo(1);
+  }
+
+  @Test
+  void aFailingEventInABatchIsIsolatedAndTheRestCommit() {
+    String topic = topic(1);
+    String subscription = "batch-" + UUID.randomUUID();
+    List<Envelope> batch = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      batch.add(event("k" + i, i == 7 ? "poisonous" : "fine-" + i));
+    }
+    broker.publisher().publishAll(topic, batch);
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> {
+          if (new String(ev.payload(), StandardCharsets.UTF_8).equals("poisonous")) {
+            throw new IllegalStateException("cannot handle");
+          }
+          insertEffect(c, ev);
+        },
+        settings(subscription, 2));
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(null) == 19 && letters.open(10).size() == 1);
+    assertThat(letters.open(10).get(0).eventId()).isEqualTo(batch.get(7).id());
+  }
+
+  // ---- helpers ----
+
+  private InboxSettings settings(String subscription, int maxAttempts) {
+    return InboxSettings.of(subscription)
+        .withRetry(new RetryPolicy(maxAttempts, Duration.ofMillis(50), Duration.ofMillis(200), 0));
+  }
+
+  /** A consumer loop on a thread of its own, until the test ends. */
+  private void run(
+      String topic,
+      String group,
+      String subscription,
+      InboxHandler handler,
+      InboxSettings settings) {
+    Consumer consumer = broker.subscribe(new Subscription(topic, group, 5_000));
+    InboxProcessor inbox =
+        new InboxProcessor(tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
+    ExecutorService loop = Executors.newSingleThreadExecutor();
+    loop.execute(
+        () -> {
+          while (!stop.get()) {
+            inbox.process(consumer.poll(500, Duration.ofMillis(100)));
+          }
+        });
+    closeAfter.add(
+        () -> {
+          loop.shutdown();
+          loop.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+          consumer.close();
+        });
+  }
+
+  private static void insertEffect(java.sql.Connection c, Envelope e) throws java.sql.SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+      ps.setString(1, e.id());
+      ps.setString(2, "charged");
+      ps.executeUpdate();
+    }
+  }
+
+  private long effects(String eventId) {
+    return count(
+        eventId == null
+            ? "SELECT COUNT(*) FROM it_effect"
+            : "SELECT COUNT(*) FROM it_effect WHERE event_id = ?",
+        eventId);
+  }
+
+  private long distinctEffects() {
+    return count("SELECT COUNT(DISTINCT event_id) FROM it_effect", null);
+  }
+
+  private long inboxRows(String subscription) {
+    return count("SELECT COUNT(*) FROM postbox_inbox WHERE subscription = ?", subscription);
+  }
+
+  private long count(String sql, String param) {
+    return tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
+            if (param != null) {
+              ps.setString(1, param);
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getLong(1);
+            }
+          }
+        });
+  }
+
+  private static String topic(int partitions) {
+    String name = "inbox-" + UUID.randomUUID();
+    KAFKA.createTopic(name, partitions);
+    return name;
+  }
+
+  private static Envelope event(String key, String payload) {
+    return Envelope.builder()
+        .source("urn:inbox-it")
+        .type("OrderCaptured")
+        .key(key)
+        .payload(payload)
+        .build();
+  }
+}
