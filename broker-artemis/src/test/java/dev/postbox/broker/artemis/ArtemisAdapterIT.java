@@ -3,6 +3,7 @@ package dev.postbox.broker.artemis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
 import dev.postbox.spi.Broker;
@@ -127,11 +128,9 @@ class ArtemisAdapterIT {
                   return n;
                 }));
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (seen.values().stream().mapToInt(List::size).sum() < 1_000
-          && System.nanoTime() < deadline) {
-        Thread.onSpinWait();
-      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> seen.values().stream().mapToInt(List::size).sum() >= 1_000);
       done.set(true);
       int byA = counts.get(0).get();
       int byB = counts.get(1).get();

@@ -3,6 +3,7 @@ package dev.postbox.broker.sqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
 import dev.postbox.spi.BatchPublishException;
@@ -124,11 +125,9 @@ class SqsAdapterIT {
                   return count;
                 }));
       }
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (seen.values().stream().mapToInt(List::size).sum() < 200
-          && System.nanoTime() < deadline) {
-        Thread.onSpinWait();
-      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> seen.values().stream().mapToInt(List::size).sum() >= 200);
       done.set(true);
       int a = work.get(0).get();
       int b = work.get(1).get();

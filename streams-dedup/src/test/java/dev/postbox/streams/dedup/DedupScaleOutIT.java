@@ -1,6 +1,7 @@
 package dev.postbox.streams.dedup;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
@@ -59,10 +60,7 @@ class DedupScaleOutIT {
         }
         producer.flush();
         KafkaStreams joined = second;
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline && !(hasTasks(first) && hasTasks(joined))) {
-          Thread.onSpinWait();
-        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> hasTasks(first) && hasTasks(joined));
         assertThat(hasTasks(first)).as("first instance owns partitions").isTrue();
         assertThat(hasTasks(joined)).as("second instance owns partitions").isTrue();
 

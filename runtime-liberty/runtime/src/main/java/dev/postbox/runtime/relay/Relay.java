@@ -69,6 +69,8 @@ public final class Relay implements AutoCloseable {
   private final Map<Integer, AtomicBoolean> again = new ConcurrentHashMap<>();
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
   private final AtomicLong published = new AtomicLong();
+  private final Object idle = new Object();
+  private int draining; // guarded by idle
   private volatile Set<Integer> owned = Set.of();
   private volatile boolean stopped;
 
@@ -174,6 +176,9 @@ public final class Relay implements AutoCloseable {
   }
 
   private void drain(int partition, AtomicBoolean busy) {
+    synchronized (idle) {
+      draining++;
+    }
     try {
       AtomicBoolean pending = again.get(partition);
       while (!stopped && pending.getAndSet(false)) {
@@ -185,6 +190,10 @@ public final class Relay implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "publishing partition " + partition + " failed; it is retried: " + e);
     } finally {
+      synchronized (idle) {
+        draining--;
+        idle.notifyAll();
+      }
       busy.set(false);
       AtomicBoolean pending = again.get(partition);
       if (!stopped && pending != null && pending.get() && busy.compareAndSet(false, true)) {
@@ -339,10 +348,19 @@ public final class Relay implements AutoCloseable {
     awaitIdle();
   }
 
+  /** Waits, at most 30 s, for the batches in flight; new drains see {@code stopped} and exit. */
   private void awaitIdle() {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (running.values().stream().anyMatch(AtomicBoolean::get) && System.nanoTime() < deadline) {
-      Thread.onSpinWait();
+    synchronized (idle) {
+      long left;
+      while (draining > 0 && (left = deadline - System.nanoTime()) > 0) {
+        try {
+          idle.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
     }
   }
 }
