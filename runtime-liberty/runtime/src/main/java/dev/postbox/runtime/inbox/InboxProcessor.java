@@ -8,11 +8,18 @@ import dev.postbox.spi.MalformedMessageException;
 import java.lang.System.Logger.Level;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 /**
  * Runs deliveries through the inbox: each event is recorded under (subscription, event id) in the
@@ -29,9 +36,12 @@ import java.util.Map;
  *       back-off, or after the last attempt a dead letter with the error → ack.
  * </ul>
  *
- * <p>In batch mode a poll batch is one transaction; if anything in it fails, it is rolled back and
- * the deliveries are processed one by one, so one failing event never holds back the others.
- * Nothing is dropped silently: every delivery ends processed, duplicate, or dead-lettered.
+ * <p>A poll batch is split into lanes by key (with {@link InboxSettings#workers()} above 1); lanes
+ * run in parallel and each keeps its order. In batch mode a lane is one transaction whose inbox
+ * rows are written in one round trip; if anything in it fails, it is rolled back and processed one
+ * by one, so one failing event never holds back the others, and a key whose event failed stops
+ * there until that event is retried. Nothing is dropped silently: every delivery ends processed,
+ * duplicate, or dead-lettered.
  */
 public final class InboxProcessor {
 
@@ -43,24 +53,75 @@ public final class InboxProcessor {
   private final InboxHandler handler;
   private final Clock clock;
   private final InboxListener listener;
+  private final ExecutorService workers;
 
+  /**
+   * @param workers runs the lanes of a batch in parallel when {@link InboxSettings#workers()} is
+   *     above 1 (a managed executor in an application server); null runs everything on the calling
+   *     thread
+   */
   public InboxProcessor(
       Transactions tx,
       Dialect dialect,
       InboxSettings settings,
       InboxHandler handler,
       Clock clock,
-      InboxListener listener) {
+      InboxListener listener,
+      ExecutorService workers) {
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
     this.settings = settings;
     this.handler = handler;
     this.clock = clock;
     this.listener = listener;
+    this.workers = workers;
   }
 
   /** Processes one poll batch; every delivery is settled when this returns. */
   public void process(List<Delivery> deliveries) {
+    int lanes = Math.min(settings.workers(), deliveries.size());
+    if (lanes <= 1 || workers == null) {
+      processLane(deliveries);
+      return;
+    }
+    List<List<Delivery>> split = new ArrayList<>(lanes);
+    for (int i = 0; i < lanes; i++) {
+      split.add(new ArrayList<>());
+    }
+    for (Delivery d : deliveries) {
+      split.get(Math.floorMod(laneKey(d).hashCode(), lanes)).add(d);
+    }
+    List<Future<?>> running = new ArrayList<>(lanes);
+    for (List<Delivery> lane : split) {
+      if (!lane.isEmpty()) {
+        running.add(workers.submit(() -> processLane(lane)));
+      }
+    }
+    for (Future<?> f : running) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      } catch (ExecutionException e) {
+        LOG.log(
+            Level.WARNING,
+            "an inbox lane failed; its unsettled deliveries are redelivered: " + e.getCause());
+      }
+    }
+  }
+
+  /** Events of one key share a lane; events without a key spread by id. */
+  private static String laneKey(Delivery d) {
+    try {
+      Envelope e = d.envelope();
+      return e.key() != null ? e.key() : e.id();
+    } catch (MalformedMessageException m) {
+      return "";
+    }
+  }
+
+  private void processLane(List<Delivery> deliveries) {
     List<Item> valid = new ArrayList<>(deliveries.size());
     for (Delivery d : deliveries) {
       Item item = classify(d);
@@ -73,15 +134,7 @@ public final class InboxProcessor {
     }
     if (settings.batch() && valid.size() > 1) {
       try {
-        List<Outcome> outcomes =
-            tx.inTransaction(
-                c -> {
-                  List<Outcome> out = new ArrayList<>(valid.size());
-                  for (Item item : valid) {
-                    out.add(handleInTransaction(c, item));
-                  }
-                  return out;
-                });
+        List<Outcome> outcomes = tx.inTransaction(c -> handleAll(c, valid));
         for (int i = 0; i < valid.size(); i++) {
           settled(valid.get(i), outcomes.get(i));
         }
@@ -91,57 +144,95 @@ public final class InboxProcessor {
         LOG.log(Level.DEBUG, "inbox batch failed; processing one by one: " + batchFailed);
       }
     }
+    Set<String> stoppedKeys = new HashSet<>();
     for (Item item : valid) {
-      processOne(item);
+      String key = item.envelope.key();
+      if (key != null && stoppedKeys.contains(key)) {
+        // An earlier event of this key failed: this one must not overtake it.
+        item.delivery.nack(settings.retry().delayAfter(1));
+        continue;
+      }
+      if (!processOne(item) && key != null) {
+        stoppedKeys.add(key);
+      }
     }
   }
 
-  private void processOne(Item item) {
+  /** One event in a transaction of its own; false if its handler failed. */
+  private boolean processOne(Item item) {
     Outcome outcome;
     try {
-      outcome = tx.inTransaction(c -> handleInTransaction(c, item));
+      outcome = tx.inTransaction(c -> handleOne(c, item));
     } catch (RuntimeException failure) {
       failed(item, failure);
-      return;
+      return false;
     }
     settled(item, outcome);
+    return true;
   }
 
-  /** Inside the transaction: record, then run the handler if the event is new. */
-  private Outcome handleInTransaction(java.sql.Connection c, Item item)
-      throws java.sql.SQLException {
+  /** The batch path: one round trip records every event, then the handlers run for the new ones. */
+  private List<Outcome> handleAll(Connection c, List<Item> items) throws SQLException {
+    List<Envelope> events = new ArrayList<>(items.size());
+    List<String> fingerprints = new ArrayList<>(items.size());
+    for (Item item : items) {
+      events.add(item.envelope);
+      fingerprints.add(fingerprint(item.envelope.payload()));
+    }
+    boolean[] fresh =
+        repo.recordAll(c, settings.subscription(), events, fingerprints, clock.instant());
+    List<Outcome> out = new ArrayList<>(items.size());
+    for (int i = 0; i < items.size(); i++) {
+      out.add(
+          fresh[i]
+              ? runHandler(c, items.get(i).envelope)
+              : duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
+    }
+    return out;
+  }
+
+  private Outcome handleOne(Connection c, Item item) throws SQLException {
+    String fingerprint = fingerprint(item.envelope.payload());
+    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
+      return runHandler(c, item.envelope);
+    }
+    return duplicateOrConflict(c, item, fingerprint);
+  }
+
+  private Outcome runHandler(Connection c, Envelope e) throws SQLException {
+    try {
+      handler.handle(c, e);
+    } catch (SQLException | RuntimeException rethrow) {
+      throw rethrow;
+    } catch (Exception checked) {
+      throw new HandlerException(checked);
+    }
+    return Outcome.PROCESSED;
+  }
+
+  private Outcome duplicateOrConflict(Connection c, Item item, String fingerprint)
+      throws SQLException {
     Envelope e = item.envelope;
-    String fingerprint = fingerprint(e.payload());
-    if (repo.record(c, settings.subscription(), e, fingerprint, clock.instant())) {
-      try {
-        handler.handle(c, e);
-      } catch (java.sql.SQLException | RuntimeException rethrow) {
-        throw rethrow;
-      } catch (Exception checked) {
-        throw new HandlerException(checked);
-      }
-      return Outcome.PROCESSED;
-    }
     String recorded = repo.fingerprint(c, settings.subscription(), e.id()).orElse(fingerprint);
-    if (!recorded.equals(fingerprint)) {
-      repo.deadLetter(
-          c,
-          settings.subscription(),
-          e,
-          DeadLetterReason.CONFLICT,
-          "event id "
-              + e.id()
-              + " was processed before with another payload (fingerprint "
-              + recorded
-              + ")",
-          item.delivery.attempt(),
-          Map.of(),
-          null,
-          item.delivery.metadata(),
-          clock.instant());
-      return Outcome.CONFLICT;
+    if (recorded.equals(fingerprint)) {
+      return Outcome.DUPLICATE;
     }
-    return Outcome.DUPLICATE;
+    repo.deadLetter(
+        c,
+        settings.subscription(),
+        e,
+        DeadLetterReason.CONFLICT,
+        "event id "
+            + e.id()
+            + " was processed before with another payload (fingerprint "
+            + recorded
+            + ")",
+        item.delivery.attempt(),
+        Map.of(),
+        null,
+        item.delivery.metadata(),
+        clock.instant());
+    return Outcome.CONFLICT;
   }
 
   /** Commit came first; now the ack. */

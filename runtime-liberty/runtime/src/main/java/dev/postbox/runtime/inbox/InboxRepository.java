@@ -83,6 +83,46 @@ final class InboxRepository {
     }
   }
 
+  /**
+   * {@link #record} for many events in one JDBC batch: one round trip instead of one per event.
+   *
+   * @return per event, whether it is new
+   * @throws IllegalStateException the driver did not report per-row results (e.g. PostgreSQL's
+   *     {@code reWriteBatchedInserts=true}); new and duplicate events could not be told apart
+   */
+  boolean[] recordAll(
+      Connection c,
+      String subscription,
+      List<Envelope> events,
+      List<String> fingerprints,
+      Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(recordSql)) {
+      for (int i = 0; i < events.size(); i++) {
+        Envelope e = events.get(i);
+        ps.setString(1, subscription);
+        ps.setString(2, e.id());
+        ps.setString(3, e.key());
+        ps.setString(4, e.type());
+        ps.setString(5, fingerprints.get(i));
+        dialect.bind(ps, 6, now);
+        dialect.bind(ps, 7, now);
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      boolean[] fresh = new boolean[counts.length];
+      for (int i = 0; i < counts.length; i++) {
+        if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+          throw new IllegalStateException(
+              "the JDBC driver does not report per-row insert results (PostgreSQL: turn off reWriteBatchedInserts);"
+                  + " the inbox cannot tell new events from duplicates");
+        }
+        fresh[i] = counts[i] == 1;
+      }
+      return fresh;
+    }
+  }
+
   /** The fingerprint recorded for an event, if any. */
   Optional<String> fingerprint(Connection c, String subscription, String eventId)
       throws SQLException {

@@ -15,9 +15,16 @@ import java.util.Set;
  * @param maxPayloadBytes larger payloads are dead-lettered as {@link DeadLetterReason#OVERSIZED}
  * @param batch process a poll batch in one transaction (splitting it on failure) instead of one
  *     transaction per delivery
+ * @param workers lanes a poll batch is split into by key and processed in parallel; a key stays in
+ *     one lane, in order
  */
 public record InboxSettings(
-    String subscription, Set<String> types, RetryPolicy retry, int maxPayloadBytes, boolean batch) {
+    String subscription,
+    Set<String> types,
+    RetryPolicy retry,
+    int maxPayloadBytes,
+    boolean batch,
+    int workers) {
 
   public InboxSettings {
     if (subscription == null || subscription.isBlank()) {
@@ -28,26 +35,33 @@ public record InboxSettings(
     if (maxPayloadBytes < 1) {
       throw new IllegalArgumentException("maxPayloadBytes must be positive");
     }
+    if (workers < 1) {
+      throw new IllegalArgumentException("workers must be >= 1");
+    }
   }
 
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
-    return new InboxSettings(subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true);
+    return new InboxSettings(subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1);
   }
 
   public InboxSettings withTypes(Set<String> t) {
-    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch);
+    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch, workers);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
-    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch);
+    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch, workers);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(subscription, types, retry, n, batch);
+    return new InboxSettings(subscription, types, retry, n, batch, workers);
   }
 
   public InboxSettings withBatch(boolean b) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b);
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b, workers);
+  }
+
+  public InboxSettings withWorkers(int n) {
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, n);
   }
 }
