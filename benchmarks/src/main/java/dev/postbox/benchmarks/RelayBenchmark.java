@@ -1,11 +1,6 @@
 package dev.postbox.benchmarks;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.runtime.db.Dialect;
-import dev.postbox.runtime.db.Migrations;
-import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
@@ -16,10 +11,6 @@ import dev.postbox.runtime.relay.RelaySettings;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -55,7 +46,6 @@ import org.HdrHistogram.Recorder;
  */
 public final class RelayBenchmark {
 
-  private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
   private static final int THROUGHPUT_EVENTS = 50_000;
   private static final int RATE = 1_000;
   private static final Duration LATENCY_RUN = Duration.ofSeconds(20);
@@ -104,7 +94,7 @@ public final class RelayBenchmark {
 
   private static void throughput(Broker broker, KafkaTestBroker kafka, int instances)
       throws Exception {
-    try (Schema schema = new Schema()) {
+    try (PostgresSchema schema = new PostgresSchema("&reWriteBatchedInserts=true")) {
       String topic = topic(kafka, 8);
       OutboxRepository repo = new OutboxRepository(schema.dialect, 64);
       List<OutboxEvent> batch = new ArrayList<>();
@@ -138,7 +128,7 @@ public final class RelayBenchmark {
   private static void latency(
       Broker broker, KafkaTestBroker kafka, String name, boolean wake, Duration poll, int workers)
       throws Exception {
-    try (Schema schema = new Schema()) {
+    try (PostgresSchema schema = new PostgresSchema("&reWriteBatchedInserts=true")) {
       String topic = topic(kafka, 8);
       OutboxRepository repo = new OutboxRepository(schema.dialect, 64);
       Recorder recorder = new Recorder(3);
@@ -198,7 +188,8 @@ public final class RelayBenchmark {
     return micros / 1000.0;
   }
 
-  private static void insert(Schema schema, OutboxRepository repo, List<OutboxEvent> events) {
+  private static void insert(
+      PostgresSchema schema, OutboxRepository repo, List<OutboxEvent> events) {
     List<OutboxEvent> copy = List.copyOf(events);
     schema.tx.inTransaction(
         c -> {
@@ -227,41 +218,11 @@ public final class RelayBenchmark {
     return name;
   }
 
-  /** A fresh PostgreSQL schema with Postbox's tables, and a pool on it. */
-  private static final class Schema implements AutoCloseable {
-    final String name = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-    final HikariDataSource pool;
-    final Dialect dialect;
-    final Transactions tx;
-
-    Schema() throws Exception {
-      try (Connection c = DriverManager.getConnection(PG);
-          Statement s = c.createStatement()) {
-        s.execute("CREATE SCHEMA " + name); // a generated name, not input
-      }
-      HikariConfig hc = new HikariConfig();
-      hc.setJdbcUrl(PG + "&currentSchema=" + name + "&reWriteBatchedInserts=true");
-      hc.setMaximumPoolSize(20);
-      pool = new HikariDataSource(hc);
-      dialect = Migrations.migrate(pool);
-      tx = Transactions.jdbc(pool);
-    }
-
-    @Override
-    public void close() throws Exception {
-      pool.close();
-      try (Connection c = DriverManager.getConnection(PG);
-          PreparedStatement ps = c.prepareStatement("DROP SCHEMA " + name + " CASCADE")) {
-        ps.execute();
-      }
-    }
-  }
-
   /** A relay instance with its own executors. */
   private record RelayHandle(
       Relay relay, ScheduledExecutorService scheduler, ExecutorService workers) {
     static RelayHandle start(
-        Schema schema,
+        PostgresSchema schema,
         Broker broker,
         String name,
         Duration poll,

@@ -97,8 +97,15 @@ final class InboxRepository {
       List<String> fingerprints,
       Instant now)
       throws SQLException {
+    // Insert in event-id order, whatever the delivery order: concurrent transactions holding
+    // overlapping ids then take their key locks in the same order and do not deadlock.
+    Integer[] order = new Integer[events.size()];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> events.get(i).id()));
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
-      for (int i = 0; i < events.size(); i++) {
+      for (int i : order) {
         Envelope e = events.get(i);
         ps.setString(1, subscription);
         ps.setString(2, e.id());
@@ -111,13 +118,13 @@ final class InboxRepository {
       }
       int[] counts = ps.executeBatch();
       boolean[] fresh = new boolean[counts.length];
-      for (int i = 0; i < counts.length; i++) {
-        if (counts[i] == java.sql.Statement.SUCCESS_NO_INFO) {
+      for (int n = 0; n < counts.length; n++) {
+        if (counts[n] == java.sql.Statement.SUCCESS_NO_INFO) {
           throw new IllegalStateException(
-              "the JDBC driver does not report per-row insert results (PostgreSQL: turn off reWriteBatchedInserts);"
-                  + " the inbox cannot tell new events from duplicates");
+              "the JDBC driver does not report per-row insert results (PostgreSQL: turn off"
+                  + " reWriteBatchedInserts); the inbox cannot tell new events from duplicates");
         }
-        fresh[i] = counts[i] == 1;
+        fresh[order[n]] = counts[n] == 1;
       }
       return fresh;
     }

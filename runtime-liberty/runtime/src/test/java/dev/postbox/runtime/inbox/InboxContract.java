@@ -352,6 +352,27 @@ abstract class InboxContract {
     order.forEach((key, seqs) -> assertThat(seqs).as("order of %s", key).isSorted().hasSize(100));
   }
 
+  @Test
+  void retentionDeletesRowsPastTheWindowInBoundedBatches() {
+    String subscription = "retention-" + UUID.randomUUID();
+    InboxRepository repo = new InboxRepository(dialect);
+    java.time.Instant longAgo = java.time.Instant.now().minus(Duration.ofDays(30));
+    tx.inTransaction(
+        c -> {
+          for (int i = 0; i < 25; i++) {
+            repo.record(c, subscription, event("k", "old-" + i), "f", longAgo);
+          }
+          repo.record(c, subscription, event("k", "recent"), "f", java.time.Instant.now());
+          return null;
+        });
+    InboxRetention retention = new InboxRetention(tx, dialect, Clock.systemUTC());
+    java.time.Instant cutoff = java.time.Instant.now().minus(InboxRetention.DEFAULT_WINDOW);
+    assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);
+    assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);
+    assertThat(retention.purge(InboxRetention.DEFAULT_WINDOW, 10)).isEqualTo(5);
+    assertThat(inboxRows(subscription)).as("the recent row stays").isEqualTo(1);
+  }
+
   private String identity() {
     return switch (kind()) {
       case POSTGRESQL -> "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY";

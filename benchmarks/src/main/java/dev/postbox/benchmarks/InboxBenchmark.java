@@ -1,0 +1,182 @@
+package dev.postbox.benchmarks;
+
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.inbox.InboxHandler;
+import dev.postbox.runtime.inbox.InboxListener;
+import dev.postbox.runtime.inbox.InboxProcessor;
+import dev.postbox.runtime.inbox.InboxSettings;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Subscription;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * End to end on the receiver side: Kafka → inbox → handler (one business insert) → commit → ack, on
+ * PostgreSQL, with peers in the same run, on the same broker and database:
+ *
+ * <ul>
+ *   <li><b>the per-message loop</b> of the seed projects: per delivery {@code BEGIN; SELECT 1 FROM
+ *       inbox WHERE event_id=?; INSERT inbox; INSERT business; UPDATE inbox SET status='processed';
+ *       COMMIT;} then ack;
+ *   <li><b>Postbox's inbox</b>, batch mode (a poll batch per transaction, inbox rows in one round
+ *       trip), with 1 lane and with 4 lanes.
+ * </ul>
+ *
+ * <p>Each peer consumes the same number of events from a topic of its own, published beforehand;
+ * the clock runs from its first poll to its last commit. Run: {@code ./mvnw -q -pl benchmarks -am
+ * install -DskipTests && ./mvnw -q -pl benchmarks exec:java
+ * -Dexec.mainClass=dev.postbox.benchmarks.InboxBenchmark}
+ */
+public final class InboxBenchmark {
+
+  private static final int EVENTS = 20_000;
+
+  private InboxBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    try (KafkaTestBroker kafka = KafkaTestBroker.start();
+        Broker broker =
+            Brokers.open("kafka", Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      System.out.printf(
+          "inbox benchmark: Kafka -> inbox -> 1 business insert -> commit -> ack, PostgreSQL, %d events,"
+              + " %d cores, Java %s%n",
+          EVENTS, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+      System.out.printf("%-36s %10s %12s %8s%n", "peer", "seconds", "events/s", "x loop");
+      double loop = perMessageLoop(kafka, broker);
+      report("per-message loop (seeds)", loop, loop);
+      report("postbox inbox, batch, 1 lane", postbox(kafka, broker, 1), loop);
+      report("postbox inbox, batch, 4 lanes", postbox(kafka, broker, 4), loop);
+    }
+  }
+
+  private static void report(String name, double seconds, double loopSeconds) {
+    System.out.printf(
+        "%-36s %10.2f %,12.0f %8.1f%n", name, seconds, EVENTS / seconds, loopSeconds / seconds);
+  }
+
+  /** The seeds' loop: one transaction of four statements per message, then the ack. */
+  private static double perMessageLoop(KafkaTestBroker kafka, Broker broker) throws Exception {
+    String topic = publish(kafka, broker);
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute(
+          "CREATE TABLE seed_inbox (event_id VARCHAR(256) PRIMARY KEY, status VARCHAR(16) NOT NULL)");
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      try (Consumer consumer = broker.subscribe(new Subscription(topic, "loop", 10_000));
+          Connection c = db.pool.getConnection()) {
+        c.setAutoCommit(false);
+        int done = 0;
+        long start = System.nanoTime();
+        while (done < EVENTS) {
+          for (Delivery d : consumer.poll(500, Duration.ofMillis(100))) {
+            String id = d.envelope().id();
+            boolean seen;
+            try (PreparedStatement ps =
+                c.prepareStatement("SELECT 1 FROM seed_inbox WHERE event_id = ?")) {
+              ps.setString(1, id);
+              try (ResultSet rs = ps.executeQuery()) {
+                seen = rs.next();
+              }
+            }
+            if (!seen) {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "INSERT INTO seed_inbox (event_id, status) VALUES (?, 'received')")) {
+                ps.setString(1, id);
+                ps.executeUpdate();
+              }
+              charge(c, d.envelope());
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE seed_inbox SET status = 'processed' WHERE event_id = ?")) {
+                ps.setString(1, id);
+                ps.executeUpdate();
+              }
+            }
+            c.commit();
+            d.ack();
+            done++;
+          }
+        }
+        return (System.nanoTime() - start) / 1e9;
+      }
+    }
+  }
+
+  private static double postbox(KafkaTestBroker kafka, Broker broker, int lanes) throws Exception {
+    String topic = publish(kafka, broker);
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      ExecutorService pool = Executors.newFixedThreadPool(lanes);
+      java.util.concurrent.atomic.AtomicInteger processed =
+          new java.util.concurrent.atomic.AtomicInteger();
+      InboxHandler handler = InboxBenchmark::charge;
+      InboxProcessor inbox =
+          new InboxProcessor(
+              db.tx,
+              db.dialect,
+              InboxSettings.of("payments").withWorkers(lanes),
+              handler,
+              Clock.systemUTC(),
+              new InboxListener() {
+                @Override
+                public void processed(String subscription, Envelope event) {
+                  processed.incrementAndGet();
+                }
+              },
+              pool);
+      try (Consumer consumer = broker.subscribe(new Subscription(topic, "postbox", 10_000))) {
+        long start = System.nanoTime();
+        while (processed.get() < EVENTS) {
+          inbox.process(consumer.poll(500, Duration.ofMillis(100)));
+        }
+        return (System.nanoTime() - start) / 1e9;
+      } finally {
+        pool.shutdown();
+      }
+    }
+  }
+
+  private static void charge(Connection c, Envelope e) throws java.sql.SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO charge (event_id, amount) VALUES (?, ?)")) {
+      ps.setString(1, e.id());
+      ps.setInt(2, 1999);
+      ps.executeUpdate();
+    }
+  }
+
+  /** A new topic holding EVENTS events over 1,000 keys. */
+  private static String publish(KafkaTestBroker kafka, Broker broker) {
+    String topic = "inbox-bench-" + UUID.randomUUID();
+    kafka.createTopic(topic, 8);
+    List<Envelope> batch = new ArrayList<>();
+    for (int i = 0; i < EVENTS; i++) {
+      batch.add(
+          Envelope.builder()
+              .source("urn:bench")
+              .type("OrderCaptured")
+              .key("order-" + (i % 1_000))
+              .dataContentType("application/json")
+              .payload("{\"order\":" + i + ",\"amount\":1999}")
+              .build());
+      if (batch.size() == 1_000) {
+        broker.publisher().publishAll(topic, batch);
+        batch.clear();
+      }
+    }
+    return topic;
+  }
+}

@@ -1,0 +1,64 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Transactions;
+import java.sql.PreparedStatement;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Deletes inbox rows older than the dedup window, in bounded batches, each in a transaction of its
+ * own: no single huge DELETE ever locks the table. A redelivery older than the window is processed
+ * again, so the window must outlast the broker's redelivery horizon.
+ */
+public final class InboxRetention {
+
+  /** The default dedup window. */
+  public static final Duration DEFAULT_WINDOW = Duration.ofDays(7);
+
+  private final Transactions tx;
+  private final Dialect dialect;
+  private final Clock clock;
+  private final String deleteBatch;
+
+  public InboxRetention(Transactions tx, Dialect dialect, Clock clock) {
+    this.tx = tx;
+    this.dialect = dialect;
+    this.clock = clock;
+    this.deleteBatch =
+        switch (dialect) {
+          case POSTGRESQL ->
+              "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY("
+                  + "SELECT ctid FROM postbox_inbox WHERE received_at < ? LIMIT ?))";
+          case MARIADB ->
+              "DELETE FROM postbox_inbox WHERE received_at < ? ORDER BY received_at LIMIT ?";
+          case H2 -> "DELETE FROM postbox_inbox WHERE received_at < ? FETCH FIRST ? ROWS ONLY";
+        };
+  }
+
+  /** Deletes rows received before now − window, batch by batch; returns how many. */
+  public int purge(Duration window, int batch) {
+    Instant cutoff = clock.instant().minus(window);
+    int total = 0;
+    while (true) {
+      int deleted = purgeBatch(cutoff, batch);
+      total += deleted;
+      if (deleted < batch) {
+        return total;
+      }
+    }
+  }
+
+  /** One bounded batch in its own transaction. */
+  public int purgeBatch(Instant cutoff, int batch) {
+    return tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(deleteBatch)) {
+            dialect.bind(ps, 1, cutoff);
+            ps.setInt(2, batch);
+            return ps.executeUpdate();
+          }
+        });
+  }
+}
