@@ -81,20 +81,29 @@ public class PostboxRuntime {
       RelaySettings relay,
       Duration lagThreshold) {}
 
-  void start(@Observes Startup startup) {
+  private boolean started;
+
+  /** Idempotent: the inbox runtime starts it first when it needs the broker. */
+  synchronized void start(@Observes Startup startup) {
+    if (started) {
+      return;
+    }
+    started = true;
     settings = parse(config);
     DataSource ds = lookup(settings.dataSource());
     dialect = settings.migrate() ? Migrations.migrate(ds) : Migrations.dialect(ds);
     tx = new JtaTransactions(userTransaction, ds);
     registerMetrics();
     lagRefresh = scheduler.scheduleWithFixedDelay(this::refreshLag, 0, 2, TimeUnit.SECONDS);
+    if (!"none".equals(settings.brokerName())) {
+      broker = Brokers.open(settings.brokerName(), settings.brokerConfig());
+    }
     if (!settings.relayEnabled()) {
       LOG.log(
           Level.INFO,
           "Postbox relay disabled (postbox.relay.enabled=false); events are recorded, not published");
       return;
     }
-    broker = Brokers.open(settings.brokerName(), settings.brokerConfig());
     relay =
         new Relay(
             tx,
@@ -144,6 +153,23 @@ public class PostboxRuntime {
   /** The operator's API: lag, failed rows, retry, discard. */
   public OutboxAdmin admin() {
     return new OutboxAdminFactory(tx, dialect, settings.relay().partitions()).admin();
+  }
+
+  Transactions transactions() {
+    return tx;
+  }
+
+  Dialect dialect() {
+    return dialect;
+  }
+
+  /** The broker adapter; fails clearly when none is configured. */
+  Broker broker() {
+    if (broker == null) {
+      throw new IllegalStateException(
+          "postbox.broker is not set: the inbox needs a broker adapter");
+    }
+    return broker;
   }
 
   /** The relay, or null when disabled; for leases and counts. */

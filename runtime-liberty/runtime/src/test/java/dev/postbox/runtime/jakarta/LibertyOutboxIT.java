@@ -41,11 +41,15 @@ class LibertyOutboxIT {
   private Consumer consumer;
   private final Set<String> received = new HashSet<>();
   private final String topic = "liberty-" + UUID.randomUUID();
+  private final String inboxTopic = "liberty-inbox-" + UUID.randomUUID();
 
   @BeforeAll
   void start() {
     KAFKA.createTopic(topic, 4);
+    KAFKA.createTopic(inboxTopic, 2);
     db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+    db.execute(
+        "CREATE TABLE it_charge (event_id VARCHAR(256) NOT NULL)"); // no unique: the inbox guards
     server =
         new LibertyServer(
             db.schemaName(),
@@ -53,10 +57,13 @@ class LibertyOutboxIT {
                 "postbox.broker", "kafka",
                 "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
                 "postbox.broker.publish.timeout", "10s",
+                // A killed server's consumer leaves the group after this, not Kafka's 45 s.
+                "postbox.broker.kafka.consumer.session.timeout.ms", "6000",
                 "postbox.partitions", "8",
                 "postbox.lease", "5s",
                 "postbox.poll-interval", "200ms",
-                "it.topic", topic));
+                "it.topic", topic,
+                "it.inbox.topic", inboxTopic));
     server.start();
     broker = Brokers.open("kafka", Map.of("bootstrap.servers", KAFKA.bootstrapServers()));
     consumer = broker.subscribe(new Subscription(topic, "liberty-it", 10_000));
@@ -149,6 +156,61 @@ class LibertyOutboxIT {
     server.start();
     awaitReceived(committed, Duration.ofSeconds(60));
     assertThat(server.get("/it/pending").body()).isEqualTo("0");
+  }
+
+  @Test
+  @Order(5)
+  void theInboxChargesEachEventOnceThoughItIsDeliveredTwice() throws Exception {
+    List<dev.postbox.spi.Envelope> events = new java.util.ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      events.add(charge("order-" + (i % 10), "{\"n\":" + i + "}"));
+    }
+    broker.publisher().publishAll(inboxTopic, events);
+    broker.publisher().publishAll(inboxTopic, events); // every event a second time
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> charges() == 200);
+    org.awaitility.Awaitility.await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> charges() == 200);
+  }
+
+  @Test
+  @Order(6)
+  void aServerKilledBetweenCommitAndAckSkipsTheRedeliveredEventsAfterTheRestart() throws Exception {
+    long before = charges();
+    List<dev.postbox.spi.Envelope> events = new java.util.ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      events.add(charge("k" + i, "{}"));
+    }
+    events.add(
+        charge("k0", "die")); // committed with the others, then the JVM halts before the acks
+    broker.publisher().publishAll(inboxTopic, events);
+    server.awaitExit(Duration.ofSeconds(60));
+    assertThat(server.log()).contains("IT-INBOX-COMMITTED");
+    long committed = db.count("SELECT COUNT(*) FROM it_charge") - before;
+    assertThat(committed).as("charges committed before the kill").isPositive();
+
+    server.start(); // Kafka redelivers what was never acked: the inbox skips it as duplicates
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> charges() == before + 11);
+    org.awaitility.Awaitility.await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> charges() == before + 11);
+  }
+
+  private long charges() throws Exception {
+    return Long.parseLong(server.get("/it/charges").body().trim());
+  }
+
+  private static dev.postbox.spi.Envelope charge(String key, String payload) {
+    return dev.postbox.spi.Envelope.builder()
+        .source("urn:it")
+        .type("OrderCaptured")
+        .key(key)
+        .payload(payload)
+        .build();
   }
 
   private void awaitReceived(List<String> ids, Duration max) {

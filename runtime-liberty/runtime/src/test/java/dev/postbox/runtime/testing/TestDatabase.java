@@ -48,6 +48,28 @@ public final class TestDatabase implements AutoCloseable {
     return kind;
   }
 
+  /** Runs one statement (DDL for a test's own tables). */
+  public void execute(String sql) {
+    try (Connection c = dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
+  /** A single number from a query, e.g. a count. */
+  public long count(String sql) {
+    try (Connection c = dataSource().getConnection();
+        Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw new IllegalStateException(sql, e);
+    }
+  }
+
   /** The PostgreSQL schema or MariaDB database name. */
   public String schemaName() {
     return name;

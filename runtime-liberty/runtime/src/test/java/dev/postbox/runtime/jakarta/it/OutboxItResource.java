@@ -85,6 +85,22 @@ public class OutboxItResource {
     }
   }
 
+  @Resource(lookup = "jdbc/postbox")
+  javax.sql.DataSource dataSource;
+
+  /** How many charges the inbox handler wrote. */
+  @GET
+  @Path("/charges")
+  @Produces(MediaType.TEXT_PLAIN)
+  public long charges() throws java.sql.SQLException {
+    try (java.sql.Connection c = dataSource.getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM it_charge");
+        java.sql.ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
   @GET
   @Path("/pending")
   @Produces(MediaType.TEXT_PLAIN)
