@@ -43,6 +43,8 @@ public class InboxRuntime {
 
   @Inject org.eclipse.microprofile.config.Config config;
 
+  @Inject org.eclipse.microprofile.metrics.MetricRegistry metrics;
+
   @Resource ManagedExecutorService executor;
 
   private final List<Consumer> consumers = new ArrayList<>();
@@ -88,7 +90,7 @@ public class InboxRuntime {
             settings,
             (connection, event) -> handlerFor(byType, event).handle(event),
             Clock.systemUTC(),
-            InboxListener.NONE,
+            new Counting(subscription),
             null);
     Consumer consumer =
         postbox
@@ -131,6 +133,44 @@ public class InboxRuntime {
       return config.getValue(value.substring(2, value.length() - 1), String.class);
     }
     return value;
+  }
+
+  /** MicroProfile counters per subscription: processed, duplicates, retries, dead letters. */
+  private final class Counting implements InboxListener {
+    private final org.eclipse.microprofile.metrics.Counter processed;
+    private final org.eclipse.microprofile.metrics.Counter duplicates;
+    private final org.eclipse.microprofile.metrics.Counter retries;
+    private final org.eclipse.microprofile.metrics.Counter deadLetters;
+
+    Counting(String subscription) {
+      org.eclipse.microprofile.metrics.Tag tag =
+          new org.eclipse.microprofile.metrics.Tag("subscription", subscription);
+      processed = metrics.counter("postbox.inbox.processed", tag);
+      duplicates = metrics.counter("postbox.inbox.duplicates", tag);
+      retries = metrics.counter("postbox.inbox.retries", tag);
+      deadLetters = metrics.counter("postbox.inbox.dead.letters", tag);
+    }
+
+    @Override
+    public void processed(String subscription, Envelope event) {
+      processed.inc();
+    }
+
+    @Override
+    public void duplicate(String subscription, Envelope event) {
+      duplicates.inc();
+    }
+
+    @Override
+    public void retried(String subscription, Envelope event, int attempts) {
+      retries.inc();
+    }
+
+    @Override
+    public void deadLettered(
+        String subscription, dev.postbox.runtime.inbox.DeadLetterReason reason) {
+      deadLetters.inc();
+    }
   }
 
   private static EventHandler handlerFor(Map<String, EventHandler> byType, Envelope event) {

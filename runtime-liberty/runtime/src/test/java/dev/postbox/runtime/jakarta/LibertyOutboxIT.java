@@ -172,6 +172,11 @@ class LibertyOutboxIT {
         .during(Duration.ofSeconds(2))
         .atMost(Duration.ofSeconds(10))
         .until(() -> charges() == 200);
+    String metrics = server.get("/metrics?scope=application").body();
+    assertThat(metrics)
+        .containsPattern(
+            "postbox_inbox_processed_total\\{[^}]*subscription=\"[^\"]*charges\"[^}]*} 200");
+    assertThat(metrics).containsPattern("postbox_inbox_duplicates_total\\{[^}]*} [1-9]");
   }
 
   @Test
