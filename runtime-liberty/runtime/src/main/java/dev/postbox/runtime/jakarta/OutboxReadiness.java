@@ -3,6 +3,9 @@ package dev.postbox.runtime.jakarta;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
@@ -20,19 +23,31 @@ public class OutboxReadiness implements HealthCheck {
 
   @Override
   public HealthCheckResponse call() {
-    var r = HealthCheckResponse.named("postbox-outbox");
-    String error = runtime.lagError();
-    OutboxRepository.Lag lag = runtime.lag();
+    Verdict v =
+        judge(
+            runtime.lagError(),
+            runtime.lag(),
+            runtime.oldestPendingAgeSeconds(),
+            runtime.lagThreshold());
+    var r = HealthCheckResponse.named("postbox-outbox").status(v.up());
+    v.data().forEach((k, value) -> r.withData(k, value));
+    return r.build();
+  }
+
+  /** The readiness decision, apart from the MicroProfile types so it can be tested alone. */
+  record Verdict(boolean up, Map<String, String> data) {}
+
+  static Verdict judge(
+      String error, OutboxRepository.Lag lag, double oldestPendingAgeSeconds, Duration threshold) {
+    Map<String, String> data = new LinkedHashMap<>();
     if (error != null || lag == null) {
-      return r.down().withData("error", String.valueOf(error)).build();
+      data.put("error", String.valueOf(error));
+      return new Verdict(false, data);
     }
-    double age = runtime.oldestPendingAgeSeconds();
-    boolean up = age <= runtime.lagThreshold().toSeconds();
-    return r.status(up)
-        .withData("pending", lag.pending())
-        .withData("failed", lag.failed())
-        .withData("oldestPendingAgeSeconds", (long) age)
-        .withData("thresholdSeconds", runtime.lagThreshold().toSeconds())
-        .build();
+    data.put("pending", Long.toString(lag.pending()));
+    data.put("failed", Long.toString(lag.failed()));
+    data.put("oldestPendingAgeSeconds", Long.toString((long) oldestPendingAgeSeconds));
+    data.put("thresholdSeconds", Long.toString(threshold.toSeconds()));
+    return new Verdict(oldestPendingAgeSeconds <= threshold.toSeconds(), data);
   }
 }

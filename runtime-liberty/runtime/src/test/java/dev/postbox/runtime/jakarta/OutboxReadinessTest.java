@@ -1,0 +1,40 @@
+package dev.postbox.runtime.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.postbox.runtime.outbox.OutboxRepository.Lag;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+class OutboxReadinessTest {
+
+  private static final Duration THRESHOLD = Duration.ofMinutes(1);
+
+  @Test
+  void upWhileTheOldestPendingRowIsYoungerThanTheThreshold() {
+    var v = OutboxReadiness.judge(null, new Lag(3, 0, Instant.now()), 12, THRESHOLD);
+    assertThat(v.up()).isTrue();
+    assertThat(v.data())
+        .containsEntry("pending", "3")
+        .containsEntry("oldestPendingAgeSeconds", "12");
+  }
+
+  @Test
+  void downOnceTheOldestPendingRowIsOlder() {
+    assertThat(OutboxReadiness.judge(null, new Lag(3, 0, Instant.now()), 61, THRESHOLD).up())
+        .isFalse();
+  }
+
+  @Test
+  void failedRowsAloneDoNotTakeTheApplicationOutOfService() {
+    assertThat(OutboxReadiness.judge(null, new Lag(0, 5, null), 0, THRESHOLD).up()).isTrue();
+  }
+
+  @Test
+  void downWhenTheOutboxCannotBeRead() {
+    var v = OutboxReadiness.judge("connection refused", null, 0, THRESHOLD);
+    assertThat(v.up()).isFalse();
+    assertThat(v.data()).containsEntry("error", "connection refused");
+  }
+}
