@@ -152,7 +152,7 @@ public class PostboxRuntime {
 
   /** The operator's API: lag, failed rows, retry, discard. */
   public OutboxAdmin admin() {
-    return new OutboxAdminFactory(tx, dialect, settings.relay().partitions()).admin();
+    return OutboxAdmin.create(tx, dialect, settings.relay().partitions());
   }
 
   Transactions transactions() {
@@ -240,23 +240,49 @@ public class PostboxRuntime {
   }
 
   /** Reads and validates every {@code postbox.*} key; unknown keys fail, naming the key. */
+  /** Every postbox key besides the broker's pass-through keys. */
+  static final List<String> KEYS =
+      List.of(
+          "postbox.relay.enabled",
+          "postbox.broker",
+          "postbox.retry.max-attempts",
+          "postbox.retry.initial-delay",
+          "postbox.retry.max-delay",
+          "postbox.instance-id",
+          "postbox.partitions",
+          "postbox.batch-size",
+          "postbox.lease",
+          "postbox.poll-interval",
+          "postbox.workers",
+          "postbox.delete-on-dispatch",
+          "postbox.retention",
+          "postbox.retention.batch",
+          "postbox.migrate",
+          "postbox.datasource",
+          "postbox.lag.threshold");
+
+  /**
+   * Collects the postbox keys from MicroProfile Config. Known keys are looked up by name, so MP
+   * Config's own environment-variable mapping applies ({@code POSTBOX_RETRY_MAX_ATTEMPTS} for
+   * {@code postbox.retry.max-attempts}). Other dotted {@code postbox.*} names are taken as they
+   * are, so a misspelt key fails. Broker keys may also come as {@code POSTBOX_BROKER_<KEY>}
+   * variables, read with {@code _} as {@code .}.
+   */
   static Settings parse(Config config) {
     Map<String, String> raw = new HashMap<>();
     for (String name : config.getPropertyNames()) {
-      String key = name;
-      if (name.startsWith("POSTBOX_")) {
-        key = name.toLowerCase(java.util.Locale.ROOT).replace('_', '.'); // environment variables
+      if (name.startsWith("postbox.")) {
+        config.getOptionalValue(name, String.class).ifPresent(v -> raw.put(name, v));
+      } else if (name.startsWith("POSTBOX_BROKER_")) {
+        String key =
+            "postbox.broker."
+                + name.substring(15).toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+        config.getOptionalValue(name, String.class).ifPresent(v -> raw.putIfAbsent(key, v));
       }
-      if (key.startsWith("postbox.")) {
-        config
-            .getOptionalValue(name, String.class)
-            .ifPresent(
-                v ->
-                    raw.put(
-                        name.startsWith("POSTBOX_")
-                            ? name.toLowerCase(java.util.Locale.ROOT).replace('_', '.')
-                            : name,
-                        v));
+    }
+    for (String key : KEYS) {
+      if (!raw.containsKey(key)) {
+        config.getOptionalValue(key, String.class).ifPresent(v -> raw.put(key, v));
       }
     }
     return parse(raw);

@@ -51,4 +51,23 @@ class PostboxSettingsTest {
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.batchsize"));
   }
+
+  @Test
+  void everyKeyTheParserReadsIsListedForEnvironmentLookup() {
+    // A key read by parse(Map) but missing from KEYS could only be set in a properties file.
+    java.util.Set<String> read = new java.util.TreeSet<>();
+    try {
+      PostboxRuntime.parse(java.util.Map.of("postbox.broker", "kafka", "postbox.zzz", "x"));
+    } catch (ConfigException e) {
+      // the message lists every known key
+      for (String k :
+          e.getMessage().replaceAll(".*known keys are \\[", "").replace("]", "").split(", ")) {
+        if (!k.endsWith("*")) {
+          read.add(k);
+        }
+      }
+    }
+    assertThat(read).isNotEmpty();
+    assertThat(PostboxRuntime.KEYS).containsExactlyInAnyOrderElementsOf(read);
+  }
 }
