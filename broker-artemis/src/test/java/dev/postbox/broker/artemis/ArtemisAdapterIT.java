@@ -3,7 +3,6 @@ package dev.postbox.broker.artemis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
-import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
 import dev.postbox.spi.Broker;
@@ -14,25 +13,20 @@ import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
 import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Subscription;
+import dev.postbox.spi.testing.CompetingConsumers;
 import dev.postbox.spi.testing.CrashVictim;
 import jakarta.jms.Connection;
 import jakarta.jms.Session;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.junit.jupiter.api.Test;
 
@@ -102,51 +96,21 @@ class ArtemisAdapterIT {
       for (int from = 0; from < sent.size(); from += 100) {
         broker.publisher().publishAll(queue, sent.subList(from, from + 100));
       }
-      Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
-      Map<String, Set<String>> consumersOfKey = new ConcurrentHashMap<>();
-      AtomicBoolean done = new AtomicBoolean();
-      ExecutorService pool = Executors.newFixedThreadPool(2);
-      List<Future<Integer>> counts = new ArrayList<>();
-      for (Map.Entry<String, Consumer> c : Map.of("a", a, "b", b).entrySet()) {
-        counts.add(
-            pool.submit(
-                () -> {
-                  int n = 0;
-                  while (!done.get()) {
-                    for (Delivery d : c.getValue().poll(50, Duration.ofMillis(100))) {
-                      Envelope e = d.envelope();
-                      seen.computeIfAbsent(
-                              e.key(), k -> Collections.synchronizedList(new ArrayList<>()))
-                          .add(Integer.parseInt(new String(e.payload(), StandardCharsets.UTF_8)));
-                      consumersOfKey
-                          .computeIfAbsent(e.key(), k -> ConcurrentHashMap.newKeySet())
-                          .add(c.getKey());
-                      d.ack();
-                      n++;
-                    }
-                  }
-                  return n;
-                }));
-      }
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(() -> seen.values().stream().mapToInt(List::size).sum() >= 1_000);
-      done.set(true);
-      int byA = counts.get(0).get();
-      int byB = counts.get(1).get();
-      pool.shutdown();
+      CompetingConsumers.Result r =
+          CompetingConsumers.drain(List.of(a, b), 1_000, Duration.ofSeconds(60));
 
-      assertThat(byA + byB).isEqualTo(1_000);
-      assertThat(byA).as("both consumers worked").isPositive();
-      assertThat(byB).as("both consumers worked").isPositive();
+      assertThat(r.perConsumer().get(0) + r.perConsumer().get(1)).isEqualTo(1_000);
+      assertThat(r.perConsumer()).as("both consumers worked").allMatch(n -> n > 0);
       for (int k = 0; k < 20; k++) {
         String key = "key-" + k;
         List<Integer> expected = new ArrayList<>();
         for (int i = k; i < 1_000; i += 20) {
           expected.add(i);
         }
-        assertThat(seen.get(key)).as("order of %s", key).containsExactlyElementsOf(expected);
-        assertThat(consumersOfKey.get(key)).as("one consumer per group").hasSize(1);
+        assertThat(r.orderByKey().get(key))
+            .as("order of %s", key)
+            .containsExactlyElementsOf(expected);
+        assertThat(r.consumersByKey().get(key)).as("one consumer per group").hasSize(1);
       }
     }
   }

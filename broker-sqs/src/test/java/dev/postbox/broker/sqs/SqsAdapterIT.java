@@ -3,7 +3,6 @@ package dev.postbox.broker.sqs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
-import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
 import dev.postbox.spi.BatchPublishException;
@@ -15,24 +14,18 @@ import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
 import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Subscription;
+import dev.postbox.spi.testing.CompetingConsumers;
 import dev.postbox.spi.testing.CrashVictim;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.SendMessageBatchRequest;
@@ -97,50 +90,21 @@ class SqsAdapterIT {
       for (int from = 0; from < sent.size(); from += 50) {
         broker.publisher().publishAll(queue, sent.subList(from, from + 50));
       }
-      Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
-      AtomicBoolean done = new AtomicBoolean();
-      ExecutorService pool = Executors.newFixedThreadPool(2);
-      List<Future<Integer>> work = new ArrayList<>();
-      for (int n = 0; n < 2; n++) {
-        Consumer c = broker.subscribe(Subscription.of(queue, "g"));
-        work.add(
-            pool.submit(
-                () -> {
-                  int count = 0;
-                  while (!done.get()) {
-                    for (Delivery d : c.poll(10, Duration.ofMillis(500))) {
-                      // Record before the ack: once acked, the group's next message may go to the
-                      // other consumer.
-                      seen.computeIfAbsent(
-                              d.envelope().key(),
-                              k -> Collections.synchronizedList(new ArrayList<>()))
-                          .add(
-                              Integer.parseInt(
-                                  new String(d.envelope().payload(), StandardCharsets.UTF_8)));
-                      d.ack();
-                      count++;
-                    }
-                  }
-                  c.close();
-                  return count;
-                }));
-      }
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(() -> seen.values().stream().mapToInt(List::size).sum() >= 200);
-      done.set(true);
-      int a = work.get(0).get();
-      int b = work.get(1).get();
-      pool.shutdown();
-      assertThat(a + b).isEqualTo(200);
-      assertThat(a).as("both consumers worked").isPositive();
-      assertThat(b).as("both consumers worked").isPositive();
+      CompetingConsumers.Result r =
+          CompetingConsumers.drain(
+              List.of(
+                  broker.subscribe(Subscription.of(queue, "g")),
+                  broker.subscribe(Subscription.of(queue, "g"))),
+              200,
+              Duration.ofSeconds(60));
+      assertThat(r.perConsumer().get(0) + r.perConsumer().get(1)).isEqualTo(200);
+      assertThat(r.perConsumer()).as("both consumers worked").allMatch(n -> n > 0);
       for (int k = 0; k < 5; k++) {
         List<Integer> expected = new ArrayList<>();
         for (int i = k; i < 200; i += 5) {
           expected.add(i);
         }
-        assertThat(seen.get("key-" + k))
+        assertThat(r.orderByKey().get("key-" + k))
             .as("order of key-%s", k)
             .containsExactlyElementsOf(expected);
       }

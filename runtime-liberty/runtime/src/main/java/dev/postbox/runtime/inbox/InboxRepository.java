@@ -1,7 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.db.Dialect;
-import dev.postbox.runtime.outbox.OutboxRows;
+import dev.postbox.runtime.db.StringMapJson;
 import dev.postbox.spi.Envelope;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -210,9 +210,9 @@ final class InboxRepository {
       ps.setString(9, reason.name());
       ps.setString(10, truncate(error));
       ps.setInt(11, attempts);
-      ps.setString(12, OutboxRows.headersJson(e == null ? rawHeaders : e.headers()));
+      ps.setString(12, StringMapJson.write(e == null ? rawHeaders : e.headers()));
       ps.setBytes(13, e == null ? rawPayload : e.payload());
-      ps.setString(14, OutboxRows.headersJson(metadata));
+      ps.setString(14, StringMapJson.write(metadata));
       dialect.bind(ps, 15, now);
       ps.executeUpdate();
       try (ResultSet keys = ps.getGeneratedKeys()) {
@@ -271,9 +271,9 @@ final class InboxRepository {
                 DeadLetterReason.valueOf(rs.getString("reason")),
                 rs.getString("error"),
                 rs.getInt("attempts"),
-                OutboxRows.headersFromJson(rs.getString("headers")),
+                StringMapJson.read(rs.getString("headers")),
                 rs.getBytes("payload"),
-                OutboxRows.headersFromJson(rs.getString("metadata")),
+                StringMapJson.read(rs.getString("metadata")),
                 rs.getString("status"),
                 dialect.read(rs, "created_at")));
       }

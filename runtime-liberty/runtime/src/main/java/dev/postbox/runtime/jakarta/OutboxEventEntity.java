@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.db.StringMapJson;
 import dev.postbox.runtime.outbox.OutboxEvent;
-import dev.postbox.runtime.outbox.OutboxRows;
 import dev.postbox.runtime.outbox.Partitioner;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
@@ -85,7 +85,7 @@ public class OutboxEventEntity {
     row.source = e.source();
     row.subject = e.subject();
     row.contentType = e.contentType();
-    row.headers = OutboxRows.headersJson(e.headers());
+    row.headers = StringMapJson.write(e.headers());
     row.payload = e.payload();
     row.eventTime = OffsetDateTime.ofInstant(e.time(), ZoneOffset.UTC);
     row.createdAt = OffsetDateTime.ofInstant(now, ZoneOffset.UTC);

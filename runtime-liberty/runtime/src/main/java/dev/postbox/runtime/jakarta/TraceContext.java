@@ -23,18 +23,7 @@ public class TraceContext {
     if (traceparent == null || e.headers().containsKey(Envelope.TRACEPARENT)) {
       return e;
     }
-    OutboxEvent.Builder b =
-        OutboxEvent.builder()
-            .eventId(e.eventId())
-            .destination(e.destination())
-            .key(e.key())
-            .type(e.type())
-            .source(e.source())
-            .subject(e.subject())
-            .contentType(e.contentType())
-            .payload(e.payload())
-            .time(e.time());
-    e.headers().forEach(b::header);
+    OutboxEvent.Builder b = e.toBuilder();
     b.header(Envelope.TRACEPARENT, traceparent);
     if (tracestate != null) {
       b.header(Envelope.TRACESTATE, tracestate);

@@ -54,6 +54,23 @@ public record OutboxEvent(
     return new Builder();
   }
 
+  /** A builder that starts from this event's values. */
+  public Builder toBuilder() {
+    Builder b =
+        new Builder()
+            .eventId(eventId)
+            .destination(destination)
+            .key(key)
+            .type(type)
+            .source(source)
+            .subject(subject)
+            .contentType(contentType)
+            .payload(payload)
+            .time(time);
+    headers.forEach(b::header);
+    return b;
+  }
+
   private static void requireText(String value, String name) {
     if (value == null || value.isBlank()) {
       throw new IllegalArgumentException("outbox event " + name + " must not be blank");

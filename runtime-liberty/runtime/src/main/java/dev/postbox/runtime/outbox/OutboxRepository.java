@@ -1,6 +1,7 @@
 package dev.postbox.runtime.outbox;
 
 import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.StringMapJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -93,7 +94,7 @@ public final class OutboxRepository {
     ps.setString(6, e.source());
     ps.setString(7, e.subject());
     ps.setString(8, e.contentType());
-    ps.setString(9, HeadersJson.write(e.headers()));
+    ps.setString(9, StringMapJson.write(e.headers()));
     ps.setBytes(10, e.payload());
     dialect.bind(ps, 11, e.time());
     dialect.bind(ps, 12, now);
@@ -150,7 +151,7 @@ public final class OutboxRepository {
                   rs.getString("source"),
                   rs.getString("subject"),
                   rs.getString("content_type"),
-                  HeadersJson.read(rs.getString("headers")),
+                  StringMapJson.read(rs.getString("headers")),
                   rs.getBytes("payload"),
                   dialect.read(rs, "event_time"),
                   dialect.read(rs, "created_at"),

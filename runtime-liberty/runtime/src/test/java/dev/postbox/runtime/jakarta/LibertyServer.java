@@ -124,24 +124,15 @@ final class LibertyServer implements AutoCloseable {
   }
 
   private void waitUntilReady(Duration max) {
-    long deadline = System.nanoTime() + max.toNanos();
-    String last = "no answer";
-    while (System.nanoTime() < deadline) {
-      try {
-        HttpResponse<String> r = get("/health/ready");
-        if (r.statusCode() == 200) {
-          return;
-        }
-        last = r.statusCode() + " " + r.body();
-      } catch (IOException e) {
-        last = e.toString();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
-      }
-      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(250));
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(max)
+          .pollInterval(Duration.ofMillis(250))
+          .ignoreExceptionsInstanceOf(IOException.class)
+          .until(() -> get("/health/ready").statusCode() == 200);
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      throw new IllegalStateException("Liberty not ready within " + max + "\n" + log(), e);
     }
-    throw new IllegalStateException("Liberty not ready within " + max + ": " + last + "\n" + log());
   }
 
   private java.util.Optional<Long> pid() {

@@ -1,4 +1,4 @@
-package dev.postbox.runtime.outbox;
+package dev.postbox.runtime.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,7 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class HeadersJsonTest {
+class StringMapJsonTest {
 
   @Test
   void roundTripsAwkwardValuesInOrder() {
@@ -17,16 +17,17 @@ class HeadersJsonTest {
     h.put("control", "tab\tnewline\nbell\u0007");
     h.put("unicode", "ünïcødé ✓ 𝄞");
     h.put("empty", "");
-    String json = HeadersJson.write(h);
-    assertThat(HeadersJson.read(json)).containsExactlyEntriesOf(h);
-    assertThat(HeadersJson.read("{}")).isEmpty();
-    assertThat(HeadersJson.read(" { \"a\" : \"b\" } ")).containsEntry("a", "b");
+    String json = StringMapJson.write(h);
+    assertThat(StringMapJson.read(json)).containsExactlyEntriesOf(h);
+    assertThat(StringMapJson.read("{}")).isEmpty();
+    assertThat(StringMapJson.read(" { \"a\" : \"b\" } ")).containsEntry("a", "b");
   }
 
   @Test
   void rejectsWhatItNeverWrites() {
-    assertThatThrownBy(() -> HeadersJson.read("[1]")).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> HeadersJson.read("{\"a\":\"b\";}"))
+    assertThatThrownBy(() -> StringMapJson.read("[1]"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> StringMapJson.read("{\"a\":\"b\";}"))
         .isInstanceOf(IllegalArgumentException.class);
   }
 }

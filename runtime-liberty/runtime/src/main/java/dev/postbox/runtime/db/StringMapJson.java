@@ -1,17 +1,18 @@
-package dev.postbox.runtime.outbox;
+package dev.postbox.runtime.db;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Stores headers as a flat JSON object of strings, so operators can read them in the table. Only
- * that shape is written and read, so a small codec does, without a JSON library.
+ * Stores string maps (event headers, broker metadata) as a flat JSON object of strings, so
+ * operators can read them in the tables. Only that shape is written and read, so a small codec
+ * does, without a JSON library.
  */
-final class HeadersJson {
+public final class StringMapJson {
 
-  private HeadersJson() {}
+  private StringMapJson() {}
 
-  static String write(Map<String, String> headers) {
+  public static String write(Map<String, String> headers) {
     StringBuilder s = new StringBuilder("{");
     for (Map.Entry<String, String> h : headers.entrySet()) {
       if (s.length() > 1) {
@@ -24,7 +25,7 @@ final class HeadersJson {
     return s.append('}').toString();
   }
 
-  static Map<String, String> read(String json) {
+  public static Map<String, String> read(String json) {
     Map<String, String> out = new LinkedHashMap<>();
     int[] i = {skip(json, 0)};
     expect(json, i, '{');
