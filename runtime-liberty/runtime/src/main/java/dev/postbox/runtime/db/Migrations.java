@@ -28,7 +28,8 @@ public final class Migrations {
    * rather than found by classpath scanning, which does not work inside application servers' class
    * loaders (Liberty among them).
    */
-  static final List<String> FILES = List.of("V1__outbox.sql", "V2__inbox.sql");
+  static final List<String> FILES =
+      List.of("V1__outbox.sql", "V2__inbox.sql", "V3__inbox_deferred.sql");
 
   private Migrations() {}
 

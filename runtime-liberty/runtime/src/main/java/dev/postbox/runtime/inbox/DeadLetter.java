@@ -6,7 +6,8 @@ import java.util.Map;
 
 /**
  * A delivery the inbox could not process, with everything needed to inspect or replay it. For a
- * malformed message, the event attributes are null and headers and payload are as received.
+ * malformed message, the event attributes are null and headers and payload are as received. {@code
+ * redrives} counts automatic replays that failed again.
  */
 public record DeadLetter(
     long id,
@@ -25,7 +26,8 @@ public record DeadLetter(
     byte[] payload,
     Map<String, String> metadata,
     String status,
-    Instant createdAt) {
+    Instant createdAt,
+    int redrives) {
 
   /** Whether the letter holds a whole event that can be replayed. */
   public boolean replayable() {

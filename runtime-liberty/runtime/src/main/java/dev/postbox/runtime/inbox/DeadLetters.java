@@ -3,11 +3,15 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
 /** The operator's view of one subscription's dead letters: list, inspect, replay, discard. */
 public final class DeadLetters {
+
+  private static final int PAGE = 100;
 
   private final Transactions tx;
   private final InboxRepository repo;
@@ -39,7 +43,7 @@ public final class DeadLetters {
    * add a second effect. Marks the letter REPLAYED in that transaction.
    *
    * @return true if the handler ran, false if the event had been processed meanwhile
-   * @throws IllegalStateException the letter is not open, or holds no whole event (malformed)
+   * @throws NotReplayableException the letter is not open, or holds no whole event (malformed)
    * @throws RuntimeException the handler failed again; the letter stays open
    */
   public boolean replay(long id) {
@@ -47,13 +51,13 @@ public final class DeadLetters {
         c -> {
           DeadLetter dl =
               repo.deadLetter(c, id, true)
-                  .orElseThrow(() -> new IllegalStateException("no dead letter " + id));
+                  .orElseThrow(() -> new NotReplayableException("no dead letter " + id));
           if (!"OPEN".equals(dl.status()) || !dl.subscription().equals(subscription)) {
-            throw new IllegalStateException(
+            throw new NotReplayableException(
                 "dead letter " + id + " is " + dl.status() + " in " + dl.subscription());
           }
           if (!dl.replayable()) {
-            throw new IllegalStateException(
+            throw new NotReplayableException(
                 "dead letter " + id + " (" + dl.reason() + ") holds no whole event to replay");
           }
           var e = dl.envelope();
@@ -74,8 +78,84 @@ public final class DeadLetters {
         });
   }
 
+  /** What a bulk replay did. */
+  public record ReplayResult(int replayed, int skippedAsDuplicates, int failed) {}
+
+  /**
+   * Replays every open, replayable dead letter of this subscription, or of one event type, oldest
+   * first, each through {@link #replay}. A letter whose handler fails again stays open and is
+   * counted; the others go on.
+   *
+   * @param type an event type, or null for all of the subscription's letters
+   */
+  public ReplayResult replayAll(String type) {
+    int replayed = 0;
+    int duplicates = 0;
+    int failed = 0;
+    long after = 0;
+    while (true) {
+      long from = after;
+      List<Long> ids =
+          tx.inTransaction(c -> repo.openIds(c, subscription, type, null, 0, from, PAGE));
+      for (long id : ids) {
+        try {
+          if (replay(id)) {
+            replayed++;
+          } else {
+            duplicates++;
+          }
+        } catch (RuntimeException again) {
+          failed++;
+        }
+        after = id;
+      }
+      if (ids.size() < PAGE) {
+        return new ReplayResult(replayed, duplicates, failed);
+      }
+    }
+  }
+
+  /**
+   * The automatic re-drive policy, run on a schedule: replays HANDLER_FAILED letters that have
+   * waited at least {@code delay} since they were dead-lettered or last re-driven, at most {@code
+   * maxRedrives} times each. A letter that fails again stays open, and its delay starts over.
+   *
+   * @return how many letters were replayed successfully
+   */
+  public int redrive(Duration delay, int maxRedrives, int limit) {
+    Instant dueBefore = clock.instant().minus(delay);
+    List<Long> ids =
+        tx.inTransaction(
+            c -> repo.openIds(c, subscription, null, dueBefore, maxRedrives, 0, limit));
+    int replayed = 0;
+    for (long id : ids) {
+      try {
+        replay(id);
+        replayed++;
+      } catch (NotReplayableException settledMeanwhile) {
+        // an operator replayed or discarded it in between
+      } catch (RuntimeException again) {
+        tx.inTransaction(
+            c -> {
+              repo.redriveFailed(c, id, clock.instant());
+              return null;
+            });
+      }
+    }
+    return replayed;
+  }
+
   /** Gives up on a dead letter; false if it was not open. */
   public boolean discard(long id) {
     return tx.inTransaction(c -> repo.settleDeadLetter(c, id, "DISCARDED", clock.instant()));
+  }
+
+  /** The dead letter does not exist, is settled already, or holds no whole event. */
+  public static final class NotReplayableException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    NotReplayableException(String message) {
+      super(message);
+    }
   }
 }

@@ -7,6 +7,9 @@ public interface InboxListener {
 
   default void processed(String subscription, Envelope event) {}
 
+  /** Deferred mode: recorded and acknowledged; a worker runs the handler later. */
+  default void received(String subscription, Envelope event) {}
+
   default void duplicate(String subscription, Envelope event) {}
 
   default void retried(String subscription, Envelope event, int attempts) {}

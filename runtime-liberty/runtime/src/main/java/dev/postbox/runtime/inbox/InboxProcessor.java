@@ -49,6 +49,7 @@ public final class InboxProcessor {
 
   private final Transactions tx;
   private final InboxRepository repo;
+  private final PendingEvents pending;
   private final InboxSettings settings;
   private final InboxHandler handler;
   private final Clock clock;
@@ -70,6 +71,7 @@ public final class InboxProcessor {
       ExecutorService workers) {
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
+    this.pending = new PendingEvents(dialect);
     this.settings = settings;
     this.handler = handler;
     this.clock = clock;
@@ -134,7 +136,9 @@ public final class InboxProcessor {
     }
     if (settings.batch() && valid.size() > 1) {
       try {
-        List<Outcome> outcomes = tx.inTransaction(c -> handleAll(c, valid));
+        Set<String> recheck = new HashSet<>();
+        List<Outcome> outcomes = tx.inTransaction(c -> handleAll(c, valid, recheck));
+        recheckHeads(recheck);
         for (int i = 0; i < valid.size(); i++) {
           settled(valid.get(i), outcomes.get(i));
         }
@@ -161,37 +165,56 @@ public final class InboxProcessor {
   /** One event in a transaction of its own; false if its handler failed. */
   private boolean processOne(Item item) {
     Outcome outcome;
+    Set<String> recheck = new HashSet<>();
     try {
-      outcome = tx.inTransaction(c -> handleOne(c, item));
+      outcome = tx.inTransaction(c -> handleOne(c, item, recheck));
     } catch (RuntimeException failure) {
       failed(item, failure);
       return false;
     }
+    recheckHeads(recheck);
     settled(item, outcome);
     return true;
   }
 
   /** The batch path: one round trip records every event, then the handlers run for the new ones. */
-  private List<Outcome> handleAll(Connection c, List<Item> items) throws SQLException {
+  private List<Outcome> handleAll(Connection c, List<Item> items, Set<String> recheck)
+      throws SQLException {
     List<Envelope> events = new ArrayList<>(items.size());
     List<String> fingerprints = new ArrayList<>(items.size());
     for (Item item : items) {
       events.add(item.envelope);
       fingerprints.add(fingerprint(item.envelope.payload()));
     }
+    boolean deferred = settings.deferred();
     boolean[] fresh =
-        repo.recordAll(c, settings.subscription(), events, fingerprints, clock.instant());
+        repo.recordAll(
+            c, settings.subscription(), events, fingerprints, !deferred, clock.instant());
     List<Outcome> out = new ArrayList<>(items.size());
+    List<Envelope> queued = new ArrayList<>();
+    List<Map<String, String>> queuedMetadata = new ArrayList<>();
     for (int i = 0; i < items.size(); i++) {
-      out.add(
-          fresh[i]
-              ? runHandler(c, items.get(i).envelope)
-              : duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
+      if (!fresh[i]) {
+        out.add(duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
+      } else if (deferred) {
+        queued.add(items.get(i).envelope);
+        queuedMetadata.add(items.get(i).delivery.metadata());
+        out.add(Outcome.RECEIVED);
+      } else {
+        out.add(runHandler(c, items.get(i).envelope));
+      }
+    }
+    if (!queued.isEmpty()) {
+      recheck.addAll(
+          pending.enqueueAll(c, settings.subscription(), queued, queuedMetadata, clock.instant()));
     }
     return out;
   }
 
-  private Outcome handleOne(Connection c, Item item) throws SQLException {
+  private Outcome handleOne(Connection c, Item item, Set<String> recheck) throws SQLException {
+    if (settings.deferred()) {
+      return handleAll(c, List.of(item), recheck).get(0);
+    }
     String fingerprint = fingerprint(item.envelope.payload());
     if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
       return runHandler(c, item.envelope);
@@ -235,11 +258,33 @@ public final class InboxProcessor {
     return Outcome.CONFLICT;
   }
 
+  /**
+   * Deferred mode, after the commit: keys queued behind a pending event whose worker may have
+   * finished meanwhile without seeing them (see {@link PendingEvents}).
+   */
+  private void recheckHeads(Set<String> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    try {
+      tx.inTransaction(
+          c -> {
+            for (String key : keys) {
+              pending.promote(c, settings.subscription(), key);
+            }
+            return null;
+          });
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "head re-check failed; the deferred workers' sweep repairs it: " + e);
+    }
+  }
+
   /** Commit came first; now the ack. */
   private void settled(Item item, Outcome outcome) {
     item.delivery.ack();
     switch (outcome) {
       case PROCESSED -> listener.processed(settings.subscription(), item.envelope);
+      case RECEIVED -> listener.received(settings.subscription(), item.envelope);
       case DUPLICATE -> listener.duplicate(settings.subscription(), item.envelope);
       case CONFLICT -> listener.deadLettered(settings.subscription(), DeadLetterReason.CONFLICT);
     }
@@ -247,8 +292,13 @@ public final class InboxProcessor {
 
   private void failed(Item item, RuntimeException failure) {
     Throwable cause = failure instanceof HandlerException h ? h.getCause() : failure;
-    String error = cause.getClass().getName() + ": " + cause.getMessage();
+    String error = describe(cause);
     String id = item.envelope.id();
+    if (cause instanceof UnprocessableEventException u) {
+      // No retry can fix it: dead-letter now, with the handler's reason.
+      poison(item.delivery, item.envelope, u.reason(), error, Map.of(), null);
+      return;
+    }
     int attempts;
     try {
       attempts =
@@ -368,6 +418,10 @@ public final class InboxProcessor {
     listener.deadLettered(settings.subscription(), reason);
   }
 
+  static String describe(Throwable failure) {
+    return failure.getClass().getName() + ": " + failure.getMessage();
+  }
+
   static String fingerprint(byte[] payload) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
@@ -378,6 +432,7 @@ public final class InboxProcessor {
 
   private enum Outcome {
     PROCESSED,
+    RECEIVED,
     DUPLICATE,
     CONFLICT
   }

@@ -31,22 +31,20 @@ final class InboxRepository {
           case POSTGRESQL ->
               "INSERT INTO postbox_inbox ("
                   + COLUMNS
-                  + ") VALUES (?, ?, ?, ?, ?, 'PROCESSED', ?, ?)"
+                  + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
                   + " ON CONFLICT (subscription, event_id) DO NOTHING";
           // INSERT IGNORE reports 0 rows for a duplicate; ON DUPLICATE KEY UPDATE would report 1
           // with
           // the driver's default "found rows" counting.
           case MARIADB ->
-              "INSERT IGNORE INTO postbox_inbox ("
-                  + COLUMNS
-                  + ") VALUES (?, ?, ?, ?, ?, 'PROCESSED', ?, ?)";
+              "INSERT IGNORE INTO postbox_inbox (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
           case H2 ->
               "MERGE INTO postbox_inbox t USING (VALUES (CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(256))))"
                   + " s(subscription, event_id) ON t.subscription = s.subscription AND t.event_id = s.event_id"
                   + " WHEN NOT MATCHED THEN INSERT ("
                   + COLUMNS
                   + ")"
-                  + " VALUES (s.subscription, s.event_id, ?, ?, ?, 'PROCESSED', ?, ?)";
+                  + " VALUES (s.subscription, s.event_id, ?, ?, ?, ?, ?, ?)";
         };
     this.attemptSql =
         switch (dialect) {
@@ -72,19 +70,14 @@ final class InboxRepository {
   boolean record(Connection c, String subscription, Envelope e, String fingerprint, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
-      ps.setString(1, subscription);
-      ps.setString(2, e.id());
-      ps.setString(3, e.key());
-      ps.setString(4, e.type());
-      ps.setString(5, fingerprint);
-      dialect.bind(ps, 6, now);
-      dialect.bind(ps, 7, now);
+      bindRecord(ps, subscription, e, fingerprint, true, now);
       return ps.executeUpdate() == 1;
     }
   }
 
   /**
-   * {@link #record} for many events in one JDBC batch: one round trip instead of one per event.
+   * {@link #record} for many events in one JDBC batch: one round trip instead of one per event;
+   * {@code processed} false records them as RECEIVED, for deferred mode.
    *
    * @return per event, whether it is new
    * @throws IllegalStateException the driver did not report per-row results (e.g. PostgreSQL's
@@ -95,6 +88,7 @@ final class InboxRepository {
       String subscription,
       List<Envelope> events,
       List<String> fingerprints,
+      boolean processed,
       Instant now)
       throws SQLException {
     // Insert in event-id order, whatever the delivery order: concurrent transactions holding
@@ -106,14 +100,7 @@ final class InboxRepository {
     java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> events.get(i).id()));
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
       for (int i : order) {
-        Envelope e = events.get(i);
-        ps.setString(1, subscription);
-        ps.setString(2, e.id());
-        ps.setString(3, e.key());
-        ps.setString(4, e.type());
-        ps.setString(5, fingerprints.get(i));
-        dialect.bind(ps, 6, now);
-        dialect.bind(ps, 7, now);
+        bindRecord(ps, subscription, events.get(i), fingerprints.get(i), processed, now);
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();
@@ -128,6 +115,25 @@ final class InboxRepository {
       }
       return fresh;
     }
+  }
+
+  /** A PROCESSED row (inline mode, replays) or a RECEIVED one waiting for a deferred worker. */
+  private void bindRecord(
+      PreparedStatement ps,
+      String subscription,
+      Envelope e,
+      String fingerprint,
+      boolean processed,
+      Instant now)
+      throws SQLException {
+    ps.setString(1, subscription);
+    ps.setString(2, e.id());
+    ps.setString(3, e.key());
+    ps.setString(4, e.type());
+    ps.setString(5, fingerprint);
+    ps.setString(6, processed ? "PROCESSED" : "RECEIVED");
+    dialect.bind(ps, 7, now);
+    dialect.bind(ps, 8, processed ? now : null);
   }
 
   /** The fingerprint recorded for an event, if any. */
@@ -241,6 +247,67 @@ final class InboxRepository {
     }
   }
 
+  /**
+   * Ids of open dead letters of a subscription after {@code afterId}, oldest first: all of them, or
+   * of one type ({@code type} non-null), or only those due for an automatic re-drive ({@code
+   * redriveDueBefore} non-null: HANDLER_FAILED, re-driven fewer than {@code maxRedrives} times,
+   * last touched before that instant).
+   */
+  List<Long> openIds(
+      Connection c,
+      String subscription,
+      String type,
+      Instant redriveDueBefore,
+      int maxRedrives,
+      long afterId,
+      int limit)
+      throws SQLException {
+    StringBuilder sql =
+        new StringBuilder(
+            "SELECT id FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ? AND id > ?"
+                + " AND event_id IS NOT NULL");
+    if (type != null) {
+      sql.append(" AND event_type = ?");
+    }
+    if (redriveDueBefore != null) {
+      sql.append(
+          " AND reason = 'HANDLER_FAILED' AND redrives < ?"
+              + " AND COALESCE(last_redrive_at, created_at) <= ?");
+    }
+    sql.append(" ORDER BY id ").append(dialect.limit());
+    try (PreparedStatement ps = c.prepareStatement(sql.toString())) {
+      int i = 1;
+      ps.setString(i++, subscription);
+      ps.setLong(i++, afterId);
+      if (type != null) {
+        ps.setString(i++, type);
+      }
+      if (redriveDueBefore != null) {
+        ps.setInt(i++, maxRedrives);
+        dialect.bind(ps, i++, redriveDueBefore);
+      }
+      ps.setInt(i, limit);
+      List<Long> ids = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+      return ids;
+    }
+  }
+
+  /** An automatic re-drive failed again: count it, and restart the letter's delay. */
+  void redriveFailed(Connection c, long id, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_dead_letter SET redrives = redrives + 1, last_redrive_at = ? WHERE id = ?")) {
+      dialect.bind(ps, 1, now);
+      ps.setLong(2, id);
+      ps.executeUpdate();
+    }
+  }
+
   /** OPEN → REPLAYED or DISCARDED; false if it was not OPEN. */
   boolean settleDeadLetter(Connection c, long id, String status, Instant now) throws SQLException {
     try (PreparedStatement ps =
@@ -275,7 +342,8 @@ final class InboxRepository {
                 rs.getBytes("payload"),
                 StringMapJson.read(rs.getString("metadata")),
                 rs.getString("status"),
-                dialect.read(rs, "created_at")));
+                dialect.read(rs, "created_at"),
+                rs.getInt("redrives")));
       }
     }
     return out;

@@ -15,8 +15,11 @@ import java.util.Set;
  * @param maxPayloadBytes larger payloads are dead-lettered as {@link DeadLetterReason#OVERSIZED}
  * @param batch process a poll batch in one transaction (splitting it on failure) instead of one
  *     transaction per delivery
- * @param workers lanes a poll batch is split into by key and processed in parallel; a key stays in
- *     one lane, in order
+ * @param workers inline mode: lanes a poll batch is split into by key and processed in parallel (a
+ *     key stays in one lane, in order); deferred mode: worker threads claiming queued events
+ * @param deferred receive, record and acknowledge first, and run the handler later on a worker (for
+ *     slow handlers and short broker visibility timeouts); inline (false) runs the handler in the
+ *     receiving transaction
  */
 public record InboxSettings(
     String subscription,
@@ -24,7 +27,8 @@ public record InboxSettings(
     RetryPolicy retry,
     int maxPayloadBytes,
     boolean batch,
-    int workers) {
+    int workers,
+    boolean deferred) {
 
   public InboxSettings {
     if (subscription == null || subscription.isBlank()) {
@@ -42,26 +46,31 @@ public record InboxSettings(
 
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
-    return new InboxSettings(subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1);
+    return new InboxSettings(
+        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false);
   }
 
   public InboxSettings withTypes(Set<String> t) {
-    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch, workers);
+    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch, workers, deferred);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
-    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch, workers);
+    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch, workers, deferred);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(subscription, types, retry, n, batch, workers);
+    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred);
   }
 
   public InboxSettings withBatch(boolean b) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b, workers);
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b, workers, deferred);
   }
 
   public InboxSettings withWorkers(int n) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, n);
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, n, deferred);
+  }
+
+  public InboxSettings withDeferred(boolean d) {
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, workers, d);
   }
 }

@@ -40,7 +40,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
-/** The inbox against a real database and a real Kafka broker; subclasses choose the database. */
+/**
+ * The inbox against a real database and a real Kafka broker; subclasses choose the database and the
+ * mode (inline or deferred). Every scenario runs in both modes.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class InboxContract {
 
@@ -54,6 +57,11 @@ abstract class InboxContract {
   private final AtomicBoolean stop = new AtomicBoolean();
 
   protected abstract TestDatabase.Kind kind();
+
+  /** Deferred mode: receive and ack first, handlers on workers claiming queued events. */
+  protected boolean deferred() {
+    return false;
+  }
 
   @BeforeAll
   void createDatabase() {
@@ -196,6 +204,76 @@ abstract class InboxContract {
         .during(Duration.ofSeconds(1))
         .atMost(Duration.ofSeconds(10))
         .until(() -> effects(e.id()) == 1);
+  }
+
+  @Test
+  void anEventTheHandlerRejectsAsUnprocessableIsDeadLetteredWithoutRetries() {
+    String topic = topic(1);
+    String subscription = "reject-" + UUID.randomUUID();
+    AtomicInteger badCalls = new AtomicInteger();
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> {
+          if (new String(ev.payload(), StandardCharsets.UTF_8).equals("bad")) {
+            badCalls.incrementAndGet();
+            throw new UnprocessableEventException("amount is not a number", null);
+          }
+          insertEffect(c, ev);
+        },
+        settings(subscription, 5));
+    Envelope bad = event("k", "bad");
+    Envelope good = event("k", "good");
+    broker.publisher().publishAll(topic, List.of(bad, good));
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(good.id()) == 1 && letters.open(10).size() == 1);
+    DeadLetter dl = letters.open(10).get(0);
+    assertThat(dl.eventId()).isEqualTo(bad.id());
+    assertThat(dl.reason()).isEqualTo(DeadLetterReason.MALFORMED);
+    assertThat(dl.error()).contains("amount is not a number");
+    assertThat(dl.attempts()).as("no retries").isEqualTo(1);
+    // At most twice: once in the batch that rolled back, once alone to isolate it.
+    assertThat(badCalls.get()).isLessThanOrEqualTo(2);
+  }
+
+  @Test
+  void bulkReplayByTypeAndTheAutomaticRedriveRunDeadLettersThroughTheIdempotentPath() {
+    String topic = topic(1);
+    String subscription = "redrive-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          if (!fixed.get()) {
+            throw new IllegalStateException("downstream down");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 1));
+    Envelope refund1 = event("r1", "refund-1").toBuilder().type("RefundIssued").build();
+    Envelope refund2 = event("r2", "refund-2").toBuilder().type("RefundIssued").build();
+    Envelope order = event("o1", "order-1");
+    broker.publisher().publishAll(topic, List.of(refund1, refund2, order));
+    DeadLetters letters = new DeadLetters(tx, dialect, subscription, handler, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+
+    assertThat(letters.redrive(Duration.ofHours(1), 3, 10)).as("not due yet").isZero();
+    assertThat(letters.redrive(Duration.ZERO, 1, 10)).as("still broken").isZero();
+    assertThat(letters.open(10)).extracting(DeadLetter::redrives).containsOnly(1);
+    assertThat(letters.redrive(Duration.ZERO, 1, 10)).as("out of re-drives").isZero();
+
+    fixed.set(true);
+    DeadLetters.ReplayResult refunds = letters.replayAll("RefundIssued");
+    assertThat(refunds.replayed()).isEqualTo(2);
+    assertThat(refunds.failed()).isZero();
+    assertThat(letters.open(10)).extracting(DeadLetter::eventId).containsExactly(order.id());
+    assertThat(letters.redrive(Duration.ZERO, 2, 10)).isEqualTo(1);
+    assertThat(letters.open(10)).isEmpty();
+    assertThat(effects(null)).isEqualTo(3);
+    assertThat(letters.replayAll(null).replayed()).isZero();
   }
 
   @Test
@@ -353,6 +431,66 @@ abstract class InboxContract {
   }
 
   @Test
+  void aKeysNextEventQueuedWhileItsHeadFinishesIsPromotedByTheLaterReCheck() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(deferred(), "deferred mode only");
+    String subscription = "race-" + UUID.randomUUID();
+    PendingEvents pending = new PendingEvents(dialect);
+    Envelope first = event("k", "first");
+    Envelope second = event("k", "second");
+    java.time.Instant now = java.time.Instant.now();
+    tx.inTransaction(
+        c -> {
+          pending.enqueueAll(c, subscription, List.of(first), List.of(Map.of()), now);
+          return null;
+        });
+    try (java.sql.Connection worker = db.dataSource().getConnection();
+        java.sql.Connection receiver = db.dataSource().getConnection()) {
+      worker.setAutoCommit(false);
+      receiver.setAutoCommit(false);
+      worker.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
+      receiver.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
+      var head = pending.claim(worker, subscription, now.plusSeconds(1), 10);
+      assertThat(head).extracting(p -> p.event().id()).containsExactly(first.id());
+      // The worker finishes the head and finds no next event: the receiver has not committed.
+      assertThat(pending.processed(worker, subscription, head.get(0), now)).isFalse();
+      // The receiver still sees the head (uncommitted delete), so queues behind it.
+      assertThat(
+              pending.enqueueAll(receiver, subscription, List.of(second), List.of(Map.of()), now))
+          .containsExactly("k");
+      receiver.commit();
+      worker.commit();
+    }
+    assertThat(claimable(pending, subscription)).as("stranded without a re-check").isEmpty();
+    tx.inTransaction(c -> pending.promote(c, subscription, "k"));
+    assertThat(claimable(pending, subscription)).containsExactly(second.id());
+
+    // The sweep finds the same loss after a crash skipped the re-check.
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE postbox_inbox_pending SET head = ? WHERE subscription = ?")) {
+            ps.setBoolean(1, false);
+            ps.setString(2, subscription);
+            ps.executeUpdate();
+          }
+          return null;
+        });
+    assertThat(claimable(pending, subscription)).isEmpty();
+    int restored = tx.inTransaction(c -> pending.sweep(c, subscription));
+    assertThat(restored).isEqualTo(1);
+    assertThat(claimable(pending, subscription)).containsExactly(second.id());
+  }
+
+  private List<String> claimable(PendingEvents pending, String subscription) {
+    return tx.inTransaction(
+        c ->
+            pending.claim(c, subscription, java.time.Instant.now().plusSeconds(1), 10).stream()
+                .map(p -> p.event().id())
+                .toList());
+  }
+
+  @Test
   void retentionDeletesRowsPastTheWindowInBoundedBatches() {
     String subscription = "retention-" + UUID.randomUUID();
     InboxRepository repo = new InboxRepository(dialect);
@@ -397,9 +535,28 @@ abstract class InboxContract {
       InboxSettings settings) {
     Consumer consumer = broker.subscribe(new Subscription(topic, group, 5_000));
     ExecutorService lanes = Executors.newFixedThreadPool(settings.workers());
+    InboxListener listener = InboxListener.NONE;
+    if (deferred()) {
+      settings = settings.withDeferred(true);
+      DeferredInbox workers =
+          new DeferredInbox(tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
+      ExecutorService workerThreads = Executors.newFixedThreadPool(settings.workers());
+      workers.start(workerThreads);
+      closeAfter.add(
+          () -> {
+            workers.close();
+            workerThreads.shutdown();
+          });
+      listener =
+          new InboxListener() {
+            @Override
+            public void received(String subscription, Envelope event) {
+              workers.wake();
+            }
+          };
+    }
     InboxProcessor inbox =
-        new InboxProcessor(
-            tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE, lanes);
+        new InboxProcessor(tx, dialect, settings, handler, Clock.systemUTC(), listener, lanes);
     ExecutorService loop = Executors.newSingleThreadExecutor();
     loop.execute(
         () -> {

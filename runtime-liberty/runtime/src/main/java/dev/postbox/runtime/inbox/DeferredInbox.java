@@ -1,0 +1,313 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.inbox.PendingEvents.Pending;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The worker half of deferred mode: runs the handler for events that an {@link InboxProcessor} in
+ * deferred mode recorded as RECEIVED and queued.
+ *
+ * <p>A worker claims ready events with {@code FOR UPDATE SKIP LOCKED}, only ever the oldest pending
+ * event of each key, and runs their handlers in one transaction that also marks them PROCESSED and
+ * removes them from the queue. If a handler fails, that transaction rolls back and the claimed
+ * events are run one per transaction, so a failing event cannot hold back events of other keys. A
+ * failure counts an attempt (in its own transaction) and delays the event with back-off; its key
+ * waits behind it. After the last attempt it is dead-lettered and its key moves on.
+ */
+public final class DeferredInbox implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(DeferredInbox.class.getName());
+
+  /** Events claimed per worker transaction. */
+  static final int CLAIM_BATCH = 100;
+
+  /** How often an idle worker looks for events coming out of back-off without a wake-up. */
+  private static final Duration IDLE_POLL = Duration.ofMillis(250);
+
+  /** How often a worker sweeps for lost heads. */
+  private static final Duration SWEEP_EVERY = Duration.ofMinutes(1);
+
+  private final java.util.concurrent.atomic.AtomicLong nextSweep =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+
+  private final Transactions tx;
+  private final InboxRepository repo;
+  private final PendingEvents pending;
+  private final InboxSettings settings;
+  private final InboxHandler handler;
+  private final Clock clock;
+  private final InboxListener listener;
+  private final Object signal = new Object();
+  private volatile boolean stopped;
+  private long wakeups;
+  private CountDownLatch workersDone = new CountDownLatch(0);
+
+  public DeferredInbox(
+      Transactions tx,
+      Dialect dialect,
+      InboxSettings settings,
+      InboxHandler handler,
+      Clock clock,
+      InboxListener listener) {
+    if (!settings.deferred()) {
+      throw new IllegalArgumentException(
+          "subscription " + settings.subscription() + " is not in deferred mode");
+    }
+    this.tx = tx;
+    this.repo = new InboxRepository(dialect);
+    this.pending = new PendingEvents(dialect);
+    this.settings = settings;
+    this.handler = handler;
+    this.clock = clock;
+    this.listener = listener;
+  }
+
+  /** Starts {@link InboxSettings#workers()} worker loops on the executor. */
+  public synchronized void start(Executor executor) {
+    workersDone = new CountDownLatch(settings.workers());
+    for (int i = 0; i < settings.workers(); i++) {
+      executor.execute(this::workLoop);
+    }
+  }
+
+  /** Tells idle workers that new events were queued (call after the receiving commit). */
+  public void wake() {
+    synchronized (signal) {
+      wakeups++;
+      signal.notifyAll();
+    }
+  }
+
+  /** Events still waiting for a worker. */
+  public long depth() {
+    return tx.inTransaction(c -> pending.depth(c, settings.subscription()));
+  }
+
+  /**
+   * Claims ready events and runs them once.
+   *
+   * @return how many events were claimed (processed, rescheduled or dead-lettered)
+   */
+  public int runOnce() {
+    sweepIfDue();
+    List<Pending> done;
+    Set<String> recheck = new HashSet<>();
+    try {
+      done =
+          tx.inTransaction(
+              c -> {
+                List<Pending> claimed =
+                    pending.claim(c, settings.subscription(), clock.instant(), CLAIM_BATCH);
+                for (Pending p : claimed) {
+                  handle(c, p, recheck);
+                }
+                return claimed;
+              });
+    } catch (RuntimeException batchFailed) {
+      LOG.log(Level.DEBUG, "deferred batch failed; running one by one: " + batchFailed);
+      return runOneByOne();
+    }
+    recheckHeads(recheck);
+    done.forEach(p -> listener.processed(settings.subscription(), p.event()));
+    return done.size();
+  }
+
+  /** After a failed batch: one event per transaction, so the failing one is isolated. */
+  private int runOneByOne() {
+    int claimed = 0;
+    for (int i = 0; i < CLAIM_BATCH; i++) {
+      Pending[] current = new Pending[1];
+      Set<String> recheck = new HashSet<>();
+      try {
+        boolean any =
+            tx.inTransaction(
+                c -> {
+                  List<Pending> one = pending.claim(c, settings.subscription(), clock.instant(), 1);
+                  if (one.isEmpty()) {
+                    return false;
+                  }
+                  current[0] = one.get(0);
+                  handle(c, current[0], recheck);
+                  return true;
+                });
+        if (!any) {
+          return claimed;
+        }
+        recheckHeads(recheck);
+        listener.processed(settings.subscription(), current[0].event());
+      } catch (RuntimeException failure) {
+        if (current[0] == null) {
+          throw failure; // the claim itself failed: the database, not a handler
+        }
+        failed(current[0], failure);
+      }
+      claimed++;
+    }
+    return claimed;
+  }
+
+  private void handle(Connection c, Pending p, Set<String> recheck) throws java.sql.SQLException {
+    try {
+      handler.handle(c, p.event());
+    } catch (java.sql.SQLException | RuntimeException rethrow) {
+      throw rethrow;
+    } catch (Exception checked) {
+      throw new InboxProcessor.HandlerException(checked);
+    }
+    if (!pending.processed(c, settings.subscription(), p, clock.instant())) {
+      recheck.add(p.event().key());
+    }
+  }
+
+  /**
+   * After the commit: keys whose queue this worker saw empty, in case a receiver queued their next
+   * event meanwhile (see {@link PendingEvents}).
+   */
+  private void recheckHeads(Set<String> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    try {
+      tx.inTransaction(
+          c -> {
+            for (String key : keys) {
+              pending.promote(c, settings.subscription(), key);
+            }
+            return null;
+          });
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "head re-check failed; the next sweep repairs it: " + e);
+    }
+  }
+
+  /** Repairs heads lost to a crash between a commit and its re-check; at start, then rarely. */
+  private void sweepIfDue() {
+    long now = System.nanoTime();
+    long due = nextSweep.get();
+    if (now - due < 0 || !nextSweep.compareAndSet(due, now + SWEEP_EVERY.toNanos())) {
+      return;
+    }
+    int restored = tx.inTransaction(c -> pending.sweep(c, settings.subscription()));
+    if (restored > 0) {
+      LOG.log(
+          Level.INFO,
+          "deferred inbox " + settings.subscription() + ": restored " + restored + " lost heads");
+    }
+  }
+
+  private void failed(Pending p, RuntimeException failure) {
+    Throwable cause = failure instanceof InboxProcessor.HandlerException h ? h.getCause() : failure;
+    String error = InboxProcessor.describe(cause);
+    if (cause instanceof UnprocessableEventException u) {
+      deadLetter(p, u.reason(), error, p.attempts() + 1);
+      return;
+    }
+    int attempts =
+        tx.inTransaction(
+            c ->
+                pending.failed(
+                    c,
+                    p,
+                    error,
+                    clock.instant().plus(settings.retry().delayAfter(p.attempts() + 1))));
+    if (attempts == 0) {
+      return; // settled meanwhile by someone else
+    }
+    if (attempts < settings.retry().maxAttempts()) {
+      listener.retried(settings.subscription(), p.event(), attempts);
+      return;
+    }
+    deadLetter(p, DeadLetterReason.HANDLER_FAILED, error, attempts);
+  }
+
+  private void deadLetter(Pending p, DeadLetterReason reason, String error, int attempts) {
+    boolean next =
+        tx.inTransaction(
+            c -> {
+              repo.deadLetter(
+                  c,
+                  settings.subscription(),
+                  p.event(),
+                  reason,
+                  error,
+                  attempts,
+                  Map.of(),
+                  null,
+                  p.metadata(),
+                  clock.instant());
+              return pending.deadLettered(c, settings.subscription(), p);
+            });
+    if (!next) {
+      recheckHeads(Set.of(p.event().key()));
+    }
+    listener.deadLettered(settings.subscription(), reason);
+  }
+
+  private void workLoop() {
+    try {
+      while (!stopped) {
+        long seen;
+        synchronized (signal) {
+          seen = wakeups;
+        }
+        int claimed;
+        try {
+          claimed = runOnce();
+        } catch (RuntimeException e) {
+          LOG.log(
+              Level.WARNING,
+              "deferred inbox worker of " + settings.subscription() + " failed; retrying: " + e);
+          claimed = 0;
+        }
+        if (claimed == 0) {
+          idle(seen);
+        }
+      }
+    } finally {
+      workersDone.countDown();
+    }
+  }
+
+  /** Waits for a wake-up newer than {@code seen}, or the idle poll interval. */
+  private void idle(long seen) {
+    long deadline = System.nanoTime() + IDLE_POLL.toNanos();
+    synchronized (signal) {
+      while (!stopped && wakeups == seen) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(signal, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          stopped = true;
+        }
+      }
+    }
+  }
+
+  /** Stops the workers after their current transaction and waits for them. */
+  @Override
+  public void close() {
+    stopped = true;
+    wake();
+    try {
+      workersDone.await(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

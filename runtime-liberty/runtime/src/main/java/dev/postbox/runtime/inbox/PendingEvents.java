@@ -1,0 +1,320 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.StringMapJson;
+import dev.postbox.spi.Envelope;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The deferred-mode queue ({@code postbox_inbox_pending}): events that were received, recorded and
+ * acknowledged, and now wait for a worker. Parameterised JDBC on the caller's connection.
+ *
+ * <p>Per-key order: only a key's <em>head</em> (its oldest pending event) may be claimed. When a
+ * head leaves the queue, the next event of its key is promoted in the same transaction. One race
+ * remains: a receiver may queue a key's next event while a worker is finishing the head, and
+ * neither sees the other's uncommitted row. So whoever commits may have missed the other re-checks
+ * after its commit ({@link #promote} in a transaction of its own): of the two re-checks, the later
+ * one sees both commits. {@link #sweep} repairs heads lost to a crash between a commit and its
+ * re-check.
+ */
+final class PendingEvents {
+
+  /** One queued event, as it was delivered. */
+  record Pending(long seq, Envelope event, Map<String, String> metadata, int attempts) {}
+
+  /** Keys per IN list when checking for pending events. */
+  private static final int IN_CHUNK = 100;
+
+  private final Dialect dialect;
+  private final String claimSql;
+
+  PendingEvents(Dialect dialect) {
+    this.dialect = dialect;
+    // SKIP LOCKED lets workers pass heads another worker holds. Skipping cannot reorder a key:
+    // only heads are candidates, and a key has one head at a time.
+    this.claimSql =
+        "SELECT * FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
+            + " AND next_attempt_at <= ? ORDER BY seq "
+            + dialect.limit()
+            + " FOR UPDATE SKIP LOCKED";
+  }
+
+  /**
+   * Queues new events in one JDBC batch, each a head unless its key already has a pending event.
+   *
+   * @return keys queued behind an existing pending event: re-check them with {@link #promote} after
+   *     the commit
+   */
+  Set<String> enqueueAll(
+      Connection c,
+      String subscription,
+      List<Envelope> events,
+      List<Map<String, String>> metadata,
+      Instant now)
+      throws SQLException {
+    Set<String> keys = new HashSet<>();
+    for (Envelope e : events) {
+      if (e.key() != null) {
+        keys.add(e.key());
+      }
+    }
+    Set<String> behind = keysWithPending(c, subscription, keys);
+    Set<String> seen = new HashSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO postbox_inbox_pending (subscription, event_id, event_key, event_type, source,"
+                + " subject, content_type, event_time, headers, payload, metadata, attempts,"
+                + " next_attempt_at, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)")) {
+      for (int i = 0; i < events.size(); i++) {
+        Envelope e = events.get(i);
+        ps.setString(1, subscription);
+        ps.setString(2, e.id());
+        ps.setString(3, e.key());
+        ps.setString(4, e.type());
+        ps.setString(5, e.source());
+        ps.setString(6, e.subject());
+        ps.setString(7, e.dataContentType());
+        dialect.bind(ps, 8, e.time());
+        ps.setString(9, StringMapJson.write(e.headers()));
+        ps.setBytes(10, e.payload());
+        ps.setString(11, StringMapJson.write(metadata.get(i)));
+        dialect.bind(ps, 12, now);
+        ps.setBoolean(13, e.key() == null || (seen.add(e.key()) && !behind.contains(e.key())));
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+    return behind;
+  }
+
+  /** Which of these keys have a pending event (in committed state, or this transaction's). */
+  private static Set<String> keysWithPending(
+      Connection c, String subscription, Collection<String> keys) throws SQLException {
+    Set<String> found = new HashSet<>();
+    List<String> all = new ArrayList<>(keys);
+    for (int from = 0; from < all.size(); from += IN_CHUNK) {
+      List<String> chunk = all.subList(from, Math.min(all.size(), from + IN_CHUNK));
+      String marks = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ?"
+                  + " AND event_key IN ("
+                  + marks
+                  + ")")) {
+        ps.setString(1, subscription);
+        for (int i = 0; i < chunk.size(); i++) {
+          ps.setString(i + 2, chunk.get(i));
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            found.add(rs.getString(1));
+          }
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Makes the oldest pending event of a key its head, if it is not one yet.
+   *
+   * @return false if the key has no pending event left
+   */
+  boolean promote(Connection c, String subscription, String key) throws SQLException {
+    long oldest;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT MIN(seq) FROM postbox_inbox_pending WHERE subscription = ? AND event_key = ?")) {
+      ps.setString(1, subscription);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        oldest = rs.getLong(1);
+        if (rs.wasNull()) {
+          return false;
+        }
+      }
+    }
+    // Two statements, not an UPDATE with a subquery on its own table, which MariaDB refuses.
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_inbox_pending SET head = ? WHERE seq = ? AND head = ?")) {
+      ps.setBoolean(1, true);
+      ps.setLong(2, oldest);
+      ps.setBoolean(3, false);
+      ps.executeUpdate();
+    }
+    return true;
+  }
+
+  /**
+   * Promotes every key whose oldest pending event is not a head: the repair after a crash between a
+   * commit and its re-check. Reads the subscription's waiting events; run it rarely.
+   *
+   * @return how many heads were restored
+   */
+  int sweep(Connection c, String subscription) throws SQLException {
+    Set<String> keys = new HashSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
+                + " AND event_key IS NOT NULL")) {
+      ps.setString(1, subscription);
+      ps.setBoolean(2, false);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+    }
+    Set<String> withHead = new HashSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
+                + " AND event_key IS NOT NULL")) {
+      ps.setString(1, subscription);
+      ps.setBoolean(2, true);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          withHead.add(rs.getString(1));
+        }
+      }
+    }
+    int restored = 0;
+    for (String key : keys) {
+      if (!withHead.contains(key)) {
+        promote(c, subscription, key);
+        restored++;
+      }
+    }
+    return restored;
+  }
+
+  /** Locks up to {@code limit} ready heads of their keys, oldest first; held until the commit. */
+  List<Pending> claim(Connection c, String subscription, Instant now, int limit)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(claimSql)) {
+      ps.setString(1, subscription);
+      ps.setBoolean(2, true);
+      dialect.bind(ps, 3, now);
+      ps.setInt(4, limit);
+      List<Pending> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Pending(
+                  rs.getLong("seq"),
+                  new Envelope(
+                      rs.getString("event_id"),
+                      rs.getString("source"),
+                      rs.getString("event_type"),
+                      rs.getString("subject"),
+                      rs.getString("event_key"),
+                      dialect.read(rs, "event_time"),
+                      rs.getString("content_type"),
+                      StringMapJson.read(rs.getString("headers")),
+                      rs.getBytes("payload")),
+                  StringMapJson.read(rs.getString("metadata")),
+                  rs.getInt("attempts")));
+        }
+      }
+      return out;
+    }
+  }
+
+  /**
+   * The handler ran: the event leaves the queue, its inbox row says PROCESSED, and the next event
+   * of its key becomes the head.
+   *
+   * @return false if the key had no next event: re-check it with {@link #promote} after the commit
+   */
+  boolean processed(Connection c, String subscription, Pending p, Instant now) throws SQLException {
+    boolean next = leave(c, subscription, p);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_inbox SET status = 'PROCESSED', processed_at = ?"
+                + " WHERE subscription = ? AND event_id = ?")) {
+      dialect.bind(ps, 1, now);
+      ps.setString(2, subscription);
+      ps.setString(3, p.event().id());
+      ps.executeUpdate();
+    }
+    return next;
+  }
+
+  /**
+   * The handler failed: counts the attempt and sets when the event may be tried again.
+   *
+   * @return the attempts so far, or 0 if the event is no longer queued
+   */
+  int failed(Connection c, Pending p, String error, Instant retryAt) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_inbox_pending SET attempts = attempts + 1, last_error = ?,"
+                + " next_attempt_at = ? WHERE seq = ?")) {
+      ps.setString(1, error.length() <= 4000 ? error : error.substring(0, 3997) + "...");
+      dialect.bind(ps, 2, retryAt);
+      ps.setLong(3, p.seq());
+      if (ps.executeUpdate() == 0) {
+        return 0;
+      }
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT attempts FROM postbox_inbox_pending WHERE seq = ?")) {
+      ps.setLong(1, p.seq());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getInt(1) : 0;
+      }
+    }
+  }
+
+  /**
+   * Dead-lettered: the event leaves the queue and the inbox, so that a replay, or a later
+   * redelivery, runs it through the idempotent path again (as in inline mode, where a failed event
+   * never left an inbox row). The next event of its key becomes the head.
+   *
+   * @return as for {@link #processed}
+   */
+  boolean deadLettered(Connection c, String subscription, Pending p) throws SQLException {
+    boolean next = leave(c, subscription, p);
+    try (PreparedStatement ps =
+        c.prepareStatement("DELETE FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
+      ps.setString(1, subscription);
+      ps.setString(2, p.event().id());
+      ps.executeUpdate();
+    }
+    return next;
+  }
+
+  /** Events still waiting for a worker in a subscription. */
+  long depth(Connection c, String subscription) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT COUNT(*) FROM postbox_inbox_pending WHERE subscription = ?")) {
+      ps.setString(1, subscription);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Removes the event and promotes its key's next; true if there is no re-check to do. */
+  private boolean leave(Connection c, String subscription, Pending p) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?")) {
+      ps.setLong(1, p.seq());
+      ps.executeUpdate();
+    }
+    return p.event().key() == null || promote(c, subscription, p.event().key());
+  }
+}
