@@ -4,11 +4,23 @@ import dev.postbox.spi.Broker;
 import dev.postbox.spi.Capabilities;
 import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Publisher;
+import dev.postbox.spi.RetriableBrokerException;
 import dev.postbox.spi.Subscription;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.common.config.ConfigResource;
 
 /** One Kafka connection: a shared idempotent producer and the consumers opened from it. */
 final class KafkaBroker implements Broker {
@@ -19,6 +31,7 @@ final class KafkaBroker implements Broker {
   private final List<KafkaSubscriptionConsumer> consumers = new CopyOnWriteArrayList<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicInteger consumerSequence = new AtomicInteger();
+  private Admin admin;
 
   private KafkaBroker(KafkaSettings settings) {
     this.settings = settings;
@@ -66,12 +79,74 @@ final class KafkaBroker implements Broker {
   }
 
   @Override
+  public void ping(Duration timeout) {
+    checkOpen();
+    try {
+      admin()
+          .describeCluster(new DescribeClusterOptions().timeoutMs(millis(timeout)))
+          .clusterId()
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RetriableBrokerException("interrupted while pinging kafka", e);
+    } catch (TimeoutException e) {
+      throw new RetriableBrokerException("kafka did not answer within " + timeout, e);
+    } catch (ExecutionException e) {
+      throw new RetriableBrokerException(KafkaErrors.map("ping", e).getMessage(), e.getCause());
+    }
+  }
+
+  /** The topic's {@code retention.ms}: how far back a consumer group can be made to re-read. */
+  @Override
+  public Optional<Duration> redeliveryHorizon(String destination) {
+    checkOpen();
+    ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, destination);
+    try {
+      Config config =
+          admin()
+              .describeConfigs(List.of(topic))
+              .all()
+              .get(settings.publishTimeout().toMillis(), TimeUnit.MILLISECONDS)
+              .get(topic);
+      ConfigEntry retention = config == null ? null : config.get("retention.ms");
+      if (retention == null || retention.value() == null) {
+        return Optional.empty();
+      }
+      long ms = Long.parseLong(retention.value());
+      return Optional.of(ms < 0 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(ms));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new RetriableBrokerException("interrupted while reading topic retention", e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new RetriableBrokerException(
+          KafkaErrors.map("retention of " + destination, e).getMessage(), e);
+    }
+  }
+
+  /** One admin client for pings and topic lookups, made on first use. */
+  private synchronized Admin admin() {
+    if (admin == null) {
+      admin = Admin.create(settings.adminProperties());
+    }
+    return admin;
+  }
+
+  private static int millis(Duration d) {
+    return (int) Math.min(Integer.MAX_VALUE, Math.max(1, d.toMillis()));
+  }
+
+  @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
     consumers.forEach(KafkaSubscriptionConsumer::close);
     publisher.closeProducer();
+    synchronized (this) {
+      if (admin != null) {
+        admin.close(Duration.ofSeconds(5));
+      }
+    }
   }
 
   private void checkOpen() {

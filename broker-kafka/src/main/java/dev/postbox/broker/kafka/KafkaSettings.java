@@ -190,6 +190,19 @@ record KafkaSettings(
         : kafkaMessage;
   }
 
+  /** Admin-client properties: the connection and security settings shared by all clients. */
+  Map<String, Object> adminProperties() {
+    Map<String, Object> p = new HashMap<>();
+    consumerProperties.forEach(
+        (k, v) -> {
+          if (org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(k)) {
+            p.put(k, v);
+          }
+        });
+    p.put(org.apache.kafka.clients.admin.AdminClientConfig.CLIENT_ID_CONFIG, clientId + "-admin");
+    return p;
+  }
+
   /** The consumer properties for one group. */
   Map<String, Object> consumerPropertiesFor(String group, String clientSuffix) {
     Map<String, Object> p = new HashMap<>(consumerProperties);

@@ -48,6 +48,20 @@ class KafkaAdapterIT {
   }
 
   @Test
+  void theRedeliveryHorizonIsTheTopicsRetention() {
+    String days = "days-" + UUID.randomUUID();
+    KAFKA.createTopic(
+        days, 1, Map.of("retention.ms", Long.toString(Duration.ofDays(3).toMillis())));
+    String forever = "forever-" + UUID.randomUUID();
+    KAFKA.createTopic(forever, 1, Map.of("retention.ms", "-1"));
+    try (Broker broker = open(KAFKA.bootstrapServers())) {
+      assertThat(broker.redeliveryHorizon(days)).contains(Duration.ofDays(3));
+      assertThat(broker.redeliveryHorizon(forever))
+          .contains(java.time.temporal.ChronoUnit.FOREVER.getDuration());
+    }
+  }
+
+  @Test
   void anUnreachableClusterFailsRetriablyWithinTheConfiguredTimeout() {
     try (Broker broker =
         open(KafkaTestBroker.unreachableBootstrapServers(), "publish.timeout", "2s")) {

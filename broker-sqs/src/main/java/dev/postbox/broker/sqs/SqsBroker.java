@@ -115,6 +115,49 @@ final class SqsBroker implements Broker {
     return client;
   }
 
+  /** Lists at most one queue: the cheapest call that needs the service and the credentials. */
+  @Override
+  public void ping(java.time.Duration timeout) {
+    checkOpen();
+    try {
+      client.listQueues(
+          software.amazon.awssdk.services.sqs.model.ListQueuesRequest.builder()
+              .maxResults(1)
+              .overrideConfiguration(o -> o.apiCallTimeout(timeout))
+              .build());
+    } catch (RuntimeException e) {
+      throw new dev.postbox.spi.RetriableBrokerException(
+          "sqs did not answer: " + SqsErrors.map("ping", e).getMessage(), e);
+    }
+  }
+
+  /** The queue's {@code MessageRetentionPeriod}. */
+  @Override
+  public java.util.Optional<java.time.Duration> redeliveryHorizon(String destination) {
+    checkOpen();
+    String url = queueUrl(destination);
+    try {
+      String seconds =
+          client
+              .getQueueAttributes(
+                  software.amazon.awssdk.services.sqs.model.GetQueueAttributesRequest.builder()
+                      .queueUrl(url)
+                      .attributeNames(
+                          software.amazon.awssdk.services.sqs.model.QueueAttributeName
+                              .MESSAGE_RETENTION_PERIOD)
+                      .build())
+              .attributes()
+              .get(
+                  software.amazon.awssdk.services.sqs.model.QueueAttributeName
+                      .MESSAGE_RETENTION_PERIOD);
+      return seconds == null
+          ? java.util.Optional.empty()
+          : java.util.Optional.of(java.time.Duration.ofSeconds(Long.parseLong(seconds)));
+    } catch (RuntimeException e) {
+      throw SqsErrors.map("retention of " + destination, e);
+    }
+  }
+
   boolean isClosed() {
     return closed.get();
   }

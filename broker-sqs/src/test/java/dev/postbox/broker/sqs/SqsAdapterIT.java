@@ -61,6 +61,17 @@ class SqsAdapterIT {
   }
 
   @Test
+  void aServerThatDoesNotReportMessageRetentionGivesAnUnknownHorizonNotAnError() {
+    // ElasticMQ keeps no MessageRetentionPeriod (AWS SQS does, default 4 days): the adapter must
+    // answer "unknown" rather than guess or fail, so the inbox simply skips its startup check.
+    String queue = "retention-" + UUID.randomUUID();
+    SQS.createQueue(queue);
+    try (Broker broker = Brokers.open("sqs", SQS.config("fifo", "false"))) {
+      assertThat(broker.redeliveryHorizon(queue)).isEmpty();
+    }
+  }
+
+  @Test
   void fifoDropsARepublishedDeduplicationIdWithinTheWindow() {
     String queue = "dedup-" + UUID.randomUUID() + ".fifo";
     SQS.createQueue(queue);

@@ -414,6 +414,33 @@ public abstract class BrokerConformanceSuite {
     assertThat(took).as("time to fail").isLessThanOrEqualTo(bound.plusSeconds(5));
   }
 
+  // 10b
+  @Test
+  public final void pingAnswersWhenReachableAndFailsRetriablyInBoundedTimeWhenNot() {
+    Duration bound = unreachableBound();
+    try {
+      broker().ping(Duration.ofSeconds(10));
+    } catch (UnsupportedOperationException cannotTell) {
+      org.junit.jupiter.api.Assumptions.abort("the adapter cannot check connectivity");
+    }
+    long started = System.nanoTime();
+    Throwable thrown =
+        assertTimeoutPreemptively(
+            bound.multipliedBy(2).plusSeconds(2),
+            () -> {
+              try (Broker unreachable = openUnreachableBroker()) {
+                unreachable.ping(bound);
+                return null;
+              } catch (BrokerException e) {
+                return e;
+              }
+            },
+            "pinging an unreachable broker must fail, not hang");
+    assertThat(thrown).isInstanceOf(RetriableBrokerException.class);
+    assertThat(Duration.ofNanos(System.nanoTime() - started))
+        .isLessThanOrEqualTo(bound.plusSeconds(5));
+  }
+
   // 11
   @Test
   public final void attemptCountGrowsOnRedelivery() {

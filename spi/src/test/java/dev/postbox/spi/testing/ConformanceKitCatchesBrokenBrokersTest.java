@@ -38,6 +38,7 @@ class ConformanceKitCatchesBrokenBrokersTest {
     "HANG_WHEN_UNREACHABLE, unreachableBrokerFailsRetriablyInBoundedTime",
     "FROZEN_ATTEMPTS, attemptCountGrowsOnRedelivery",
     "UNBOUNDED_IN_FLIGHT, pollNeverExceedsMaxInFlight",
+    "PING_ALWAYS_ANSWERS, pingAnswersWhenReachableAndFailsRetriablyInBoundedTimeWhenNot",
   })
   void brokenPromiseFailsItsTest(Fault brokenPromise, String expectedFailure) {
     fault = brokenPromise;
@@ -55,7 +56,7 @@ class ConformanceKitCatchesBrokenBrokersTest {
     assertThat(failed)
         .as("tests failed by a broker with %s", brokenPromise)
         .contains(expectedFailure);
-    assertThat(tests.started().count()).as("tests run").isEqualTo(13);
+    assertThat(tests.started().count()).as("tests run").isEqualTo(14);
   }
 
   @org.junit.jupiter.api.Test
@@ -82,7 +83,7 @@ class ConformanceKitCatchesBrokenBrokersTest {
     assertThat(tests.failed().stream().map(e -> e.getPayload(TestExecutionResult.class)))
         .as("failures of the correct broker")
         .isEmpty();
-    assertThat(tests.succeeded().count()).isEqualTo(13);
+    assertThat(tests.succeeded().count()).isEqualTo(14);
   }
 
   /** Nested and so not run by Surefire on its own; only through the test kit above. */

@@ -61,7 +61,9 @@ public final class ReferenceBroker implements Broker {
     /** The attempt count stays 1. */
     FROZEN_ATTEMPTS,
     /** maxInFlight is ignored. */
-    UNBOUNDED_IN_FLIGHT
+    UNBOUNDED_IN_FLIGHT,
+    /** ping reports the broker reachable when it is not. */
+    PING_ALWAYS_ANSWERS
   }
 
   /** The largest payload the reference broker accepts unless told otherwise. */
@@ -139,6 +141,14 @@ public final class ReferenceBroker implements Broker {
       return consumer;
     } finally {
       lock.unlock();
+    }
+  }
+
+  @Override
+  public void ping(java.time.Duration timeout) {
+    checkOpen();
+    if (!faults.contains(Fault.PING_ALWAYS_ANSWERS)) {
+      failIfUnreachable();
     }
   }
 

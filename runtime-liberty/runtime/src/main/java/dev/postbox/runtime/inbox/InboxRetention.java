@@ -10,7 +10,8 @@ import java.time.Instant;
 /**
  * Deletes inbox rows older than the dedup window, in bounded batches, each in a transaction of its
  * own: no single huge DELETE ever locks the table. A redelivery older than the window is processed
- * again, so the window must outlast the broker's redelivery horizon.
+ * again, so the window must outlast the broker's redelivery horizon. Rows still waiting for a
+ * deferred worker (RECEIVED) are kept, however old.
  */
 public final class InboxRetention {
 
@@ -30,10 +31,13 @@ public final class InboxRetention {
         switch (dialect) {
           case POSTGRESQL ->
               "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY("
-                  + "SELECT ctid FROM postbox_inbox WHERE received_at < ? LIMIT ?))";
+                  + "SELECT ctid FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
           case MARIADB ->
-              "DELETE FROM postbox_inbox WHERE received_at < ? ORDER BY received_at LIMIT ?";
-          case H2 -> "DELETE FROM postbox_inbox WHERE received_at < ? FETCH FIRST ? ROWS ONLY";
+              "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
+                  + " ORDER BY received_at LIMIT ?";
+          case H2 ->
+              "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
+                  + " FETCH FIRST ? ROWS ONLY";
         };
   }
 

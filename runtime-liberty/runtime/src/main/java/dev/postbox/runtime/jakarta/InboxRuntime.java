@@ -1,13 +1,19 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.inbox.DeadLetterReason;
+import dev.postbox.runtime.inbox.DeadLetters;
+import dev.postbox.runtime.inbox.DeferredInbox;
+import dev.postbox.runtime.inbox.InboxHandler;
 import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.InboxProcessor;
+import dev.postbox.runtime.inbox.InboxRetention;
 import dev.postbox.runtime.inbox.InboxSettings;
 import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.concurrent.ManagedExecutorService;
+import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Shutdown;
@@ -21,16 +27,27 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.metrics.Counter;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.Tag;
+import org.eclipse.microprofile.metrics.Timer;
 
 /**
  * Runs one consumer loop per inbox subscription (destination + group) found among the {@link
  * EventHandler} beans, on the server's managed executor, each delivery batch through the inbox
- * engine in JTA transactions.
+ * engine in JTA transactions; in deferred mode also the subscription's workers. Schedules inbox
+ * retention and the optional dead-letter re-drive, and keeps the broker and database readings that
+ * {@link InboxReadiness} reports.
  */
 @ApplicationScoped
 public class InboxRuntime {
@@ -41,28 +58,45 @@ public class InboxRuntime {
 
   @Inject @Any Instance<EventHandler> handlers;
 
-  @Inject org.eclipse.microprofile.config.Config config;
+  @Inject Config config;
 
-  @Inject org.eclipse.microprofile.metrics.MetricRegistry metrics;
+  @Inject MetricRegistry metrics;
 
   @Resource ManagedExecutorService executor;
 
+  @Resource ManagedScheduledExecutorService scheduler;
+
+  /** One running subscription: what an operator can ask about and act on. */
+  public record Running(
+      String subscription,
+      String destination,
+      InboxSettings settings,
+      DeadLetters deadLetters,
+      DeferredInbox deferred) {}
+
+  private final Map<String, Running> running = new LinkedHashMap<>();
   private final List<Consumer> consumers = new ArrayList<>();
+  private final List<DeferredInbox> deferredWorkers = new ArrayList<>();
   private final List<CountDownLatch> loopsDone = new ArrayList<>();
+  private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
+  private volatile InboxReadiness.Reading reading =
+      new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of());
   private volatile boolean stopped;
 
   void start(@Observes Startup startup) {
     postbox.start(startup); // the broker and data source must be ready first
-    Map<String, Map<String, EventHandler>> bySubscription = new HashMap<>();
-    Map<String, Handles> declared = new HashMap<>();
+    Map<String, Map<String, EventHandler>> bySubscription = new LinkedHashMap<>();
+    Map<String, String[]> destinationAndGroup = new HashMap<>();
     for (EventHandler h : handlers) {
       Handles handles = annotation(h);
       if (handles == null) {
         throw new IllegalStateException(
             h.getClass().getName() + " implements EventHandler without @Handles");
       }
-      String subscription = resolve(handles.destination()) + "/" + resolve(handles.group());
-      declared.putIfAbsent(subscription, handles);
+      String destination = resolve(handles.destination());
+      String group = resolve(handles.group());
+      String subscription = destination + "/" + group;
+      destinationAndGroup.putIfAbsent(subscription, new String[] {destination, group});
       Map<String, EventHandler> byType =
           bySubscription.computeIfAbsent(subscription, s -> new HashMap<>());
       for (String type : handles.types().length == 0 ? new String[] {"*"} : handles.types()) {
@@ -72,59 +106,201 @@ public class InboxRuntime {
         }
       }
     }
-    for (Map.Entry<String, Map<String, EventHandler>> s : bySubscription.entrySet()) {
-      startLoop(s.getKey(), declared.get(s.getKey()), s.getValue());
+    if (bySubscription.isEmpty()) {
+      reading = new InboxReadiness.Reading(null, null, null, Map.of()); // no inbox: nothing to hold
+      return;
     }
+    for (Map.Entry<String, Map<String, EventHandler>> s : bySubscription.entrySet()) {
+      String[] dg = destinationAndGroup.get(s.getKey());
+      startSubscription(dg[0], dg[1], s.getValue());
+    }
+    InboxConfig cfg = postbox.inboxConfig();
+    InboxRetention retention =
+        new InboxRetention(postbox.transactions(), postbox.dialect(), Clock.systemUTC());
+    scheduled.add(
+        scheduler.scheduleWithFixedDelay(
+            () -> purge(retention, cfg), 1, 10 * 60, TimeUnit.SECONDS));
+    if (cfg.redriveDelay() != null) {
+      long every = Math.max(1, cfg.redriveDelay().toSeconds() / 4);
+      scheduled.add(
+          scheduler.scheduleWithFixedDelay(() -> redrive(cfg), every, every, TimeUnit.SECONDS));
+    }
+    scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshReading, 0, 5, TimeUnit.SECONDS));
   }
 
-  private void startLoop(String subscription, Handles handles, Map<String, EventHandler> byType) {
+  private void startSubscription(
+      String destination, String group, Map<String, EventHandler> byType) {
     Set<String> types = new HashSet<>(byType.keySet());
     if (types.contains("*")) {
       types = Set.of();
     }
-    InboxSettings settings = InboxSettings.of(subscription).withTypes(types);
+    InboxConfig cfg = postbox.inboxConfig();
+    InboxSettings settings = cfg.settingsFor(destination, group, types);
+    String subscription = settings.subscription();
+    Counting counting = new Counting(subscription);
+    InboxHandler handler =
+        (connection, event) -> {
+          long started = System.nanoTime();
+          try {
+            handlerFor(byType, event).handle(event);
+          } finally {
+            counting.handlerTime.update(Duration.ofNanos(System.nanoTime() - started));
+          }
+        };
+    InboxListener listener = counting;
+    DeferredInbox deferred = null;
+    if (settings.deferred()) {
+      deferred =
+          new DeferredInbox(
+              postbox.transactions(),
+              postbox.dialect(),
+              settings,
+              handler,
+              Clock.systemUTC(),
+              counting);
+      deferred.start(executor);
+      deferredWorkers.add(deferred);
+      listener = counting.waking(deferred);
+    }
     InboxProcessor inbox =
         new InboxProcessor(
             postbox.transactions(),
             postbox.dialect(),
             settings,
-            (connection, event) -> handlerFor(byType, event).handle(event),
+            handler,
             Clock.systemUTC(),
-            new Counting(subscription),
-            null);
-    Consumer consumer =
-        postbox
-            .broker()
-            .subscribe(Subscription.of(resolve(handles.destination()), resolve(handles.group())));
+            listener,
+            settings.workers() > 1 && !settings.deferred() ? executor : null);
+    warnIfTheWindowIsShort(destination, cfg.dedupWindow());
+    Consumer consumer = postbox.broker().subscribe(Subscription.of(destination, group));
     consumers.add(consumer);
+    running.put(
+        subscription,
+        new Running(
+            subscription,
+            destination,
+            settings,
+            new DeadLetters(
+                postbox.transactions(),
+                postbox.dialect(),
+                subscription,
+                handler,
+                Clock.systemUTC()),
+            deferred));
     CountDownLatch done = new CountDownLatch(1);
     loopsDone.add(done);
-    executor.execute(
-        () -> {
-          try {
-            while (!stopped) {
-              try {
-                inbox.process(consumer.poll(500, Duration.ofMillis(200)));
-              } catch (IllegalStateException closed) {
-                if (!stopped) {
-                  throw closed;
-                }
-              } catch (RuntimeException e) {
-                // A broker or database hiccup: back off, then poll again; unacked work comes back.
-                LOG.log(Level.WARNING, "inbox loop of " + subscription + " failed; retrying: " + e);
-                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
-              }
-            }
-          } finally {
-            done.countDown();
-          }
-        });
+    executor.execute(() -> consume(subscription, consumer, inbox, done));
     LOG.log(
         Level.INFO,
         "Postbox inbox consuming "
             + subscription
-            + " for types "
+            + (settings.deferred() ? " (deferred, " : " (inline, ")
+            + settings.workers()
+            + " workers) for types "
             + (types.isEmpty() ? "(all)" : types));
+  }
+
+  private void consume(
+      String subscription, Consumer consumer, InboxProcessor inbox, CountDownLatch done) {
+    try {
+      while (!stopped) {
+        try {
+          inbox.process(consumer.poll(500, Duration.ofMillis(200)));
+        } catch (IllegalStateException closed) {
+          if (!stopped) {
+            throw closed;
+          }
+        } catch (RuntimeException e) {
+          // A broker or database hiccup: back off, then poll again; unacked work comes back.
+          LOG.log(Level.WARNING, "inbox loop of " + subscription + " failed; retrying: " + e);
+          java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
+        }
+      }
+    } finally {
+      done.countDown();
+    }
+  }
+
+  private void warnIfTheWindowIsShort(String destination, Duration window) {
+    try {
+      InboxConfig.horizonWarning(
+              destination, window, postbox.broker().redeliveryHorizon(destination))
+          .ifPresent(w -> LOG.log(Level.WARNING, w));
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.INFO,
+          "could not read the broker's redelivery horizon for " + destination + ": " + e);
+    }
+  }
+
+  /** The running subscriptions, by name. */
+  public Map<String, Running> subscriptions() {
+    return java.util.Collections.unmodifiableMap(running);
+  }
+
+  /** A running subscription, or empty if there is none by that name. */
+  public Optional<Running> subscription(String name) {
+    return Optional.ofNullable(running.get(name));
+  }
+
+  InboxReadiness.Reading reading() {
+    return reading;
+  }
+
+  /** Broker ping and a database round trip, every few seconds, for readiness. */
+  private void refreshReading() {
+    Boolean brokerUp;
+    String brokerError = null;
+    try {
+      postbox.broker().ping(Duration.ofSeconds(3));
+      brokerUp = true;
+    } catch (UnsupportedOperationException cannotTell) {
+      brokerUp = null;
+    } catch (RuntimeException e) {
+      brokerUp = false;
+      brokerError = e.getMessage();
+    }
+    String dbError = null;
+    Map<String, Long> depths = new LinkedHashMap<>();
+    try {
+      for (Running r : running.values()) {
+        if (r.deferred() != null) {
+          depths.put(r.subscription(), r.deferred().depth());
+        }
+      }
+      if (depths.isEmpty()) {
+        postbox.transactions().inTransaction(c -> c.isValid(3));
+      }
+    } catch (RuntimeException e) {
+      dbError = e.toString();
+    }
+    reading =
+        new InboxReadiness.Reading(
+            brokerUp, brokerError, dbError, java.util.Collections.unmodifiableMap(depths));
+  }
+
+  private void purge(InboxRetention retention, InboxConfig cfg) {
+    try {
+      int deleted = retention.purge(cfg.dedupWindow(), cfg.retentionBatch());
+      if (deleted > 0) {
+        LOG.log(Level.INFO, "inbox retention deleted " + deleted + " rows past the dedup window");
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "inbox retention failed; next run retries: " + e);
+    }
+  }
+
+  private void redrive(InboxConfig cfg) {
+    for (Running r : running.values()) {
+      try {
+        int replayed = r.deadLetters().redrive(cfg.redriveDelay(), cfg.redriveMaxTimes(), 100);
+        if (replayed > 0) {
+          LOG.log(Level.INFO, "re-drove " + replayed + " dead letters of " + r.subscription());
+        }
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "dead-letter re-drive of " + r.subscription() + " failed: " + e);
+      }
+    }
   }
 
   /** {@code ${key}} takes the value from MicroProfile Config; anything else is literal. */
@@ -135,25 +311,67 @@ public class InboxRuntime {
     return value;
   }
 
-  /** MicroProfile counters per subscription: processed, duplicates, retries, dead letters. */
+  /** MicroProfile metrics per subscription. */
   private final class Counting implements InboxListener {
-    private final org.eclipse.microprofile.metrics.Counter processed;
-    private final org.eclipse.microprofile.metrics.Counter duplicates;
-    private final org.eclipse.microprofile.metrics.Counter retries;
-    private final org.eclipse.microprofile.metrics.Counter deadLetters;
+    private final Counter processed;
+    private final Counter received;
+    private final Counter duplicates;
+    private final Counter conflicts;
+    private final Counter retries;
+    private final Counter deadLetters;
+    final Timer handlerTime;
 
     Counting(String subscription) {
-      org.eclipse.microprofile.metrics.Tag tag =
-          new org.eclipse.microprofile.metrics.Tag("subscription", subscription);
+      Tag tag = new Tag("subscription", subscription);
       processed = metrics.counter("postbox.inbox.processed", tag);
+      received = metrics.counter("postbox.inbox.received", tag);
       duplicates = metrics.counter("postbox.inbox.duplicates", tag);
+      conflicts = metrics.counter("postbox.inbox.conflicts", tag);
       retries = metrics.counter("postbox.inbox.retries", tag);
       deadLetters = metrics.counter("postbox.inbox.dead.letters", tag);
+      handlerTime = metrics.timer("postbox.inbox.handler", tag);
+    }
+
+    /** Also wakes the deferred workers when events are queued. */
+    InboxListener waking(DeferredInbox workers) {
+      Counting counts = this;
+      return new InboxListener() {
+        @Override
+        public void processed(String subscription, Envelope event) {
+          counts.processed(subscription, event);
+        }
+
+        @Override
+        public void received(String subscription, Envelope event) {
+          counts.received(subscription, event);
+          workers.wake();
+        }
+
+        @Override
+        public void duplicate(String subscription, Envelope event) {
+          counts.duplicate(subscription, event);
+        }
+
+        @Override
+        public void retried(String subscription, Envelope event, int attempts) {
+          counts.retried(subscription, event, attempts);
+        }
+
+        @Override
+        public void deadLettered(String subscription, DeadLetterReason reason) {
+          counts.deadLettered(subscription, reason);
+        }
+      };
     }
 
     @Override
     public void processed(String subscription, Envelope event) {
       processed.inc();
+    }
+
+    @Override
+    public void received(String subscription, Envelope event) {
+      received.inc();
     }
 
     @Override
@@ -167,9 +385,11 @@ public class InboxRuntime {
     }
 
     @Override
-    public void deadLettered(
-        String subscription, dev.postbox.runtime.inbox.DeadLetterReason reason) {
+    public void deadLettered(String subscription, DeadLetterReason reason) {
       deadLetters.inc();
+      if (reason == DeadLetterReason.CONFLICT) {
+        conflicts.inc();
+      }
     }
   }
 
@@ -190,7 +410,9 @@ public class InboxRuntime {
 
   void stop(@Observes Shutdown shutdown) {
     stopped = true;
+    scheduled.forEach(f -> f.cancel(false));
     consumers.forEach(Consumer::close);
+    deferredWorkers.forEach(DeferredInbox::close);
     for (CountDownLatch done : loopsDone) {
       try {
         done.await(30, TimeUnit.SECONDS);

@@ -79,7 +79,8 @@ public class PostboxRuntime {
       String brokerName,
       Map<String, String> brokerConfig,
       RelaySettings relay,
-      Duration lagThreshold) {}
+      Duration lagThreshold,
+      InboxConfig inbox) {}
 
   private boolean started;
 
@@ -187,6 +188,10 @@ public class PostboxRuntime {
     return lagError.get();
   }
 
+  InboxConfig inboxConfig() {
+    return settings.inbox();
+  }
+
   Duration lagThreshold() {
     return settings.lagThreshold();
   }
@@ -261,6 +266,10 @@ public class PostboxRuntime {
           "postbox.datasource",
           "postbox.lag.threshold");
 
+  /** Every key the parser knows. */
+  static final List<String> ALL_KEYS =
+      java.util.stream.Stream.concat(KEYS.stream(), InboxConfig.KEYS.stream()).toList();
+
   /**
    * Collects the postbox keys from MicroProfile Config. Known keys are looked up by name, so MP
    * Config's own environment-variable mapping applies ({@code POSTBOX_RETRY_MAX_ATTEMPTS} for
@@ -280,7 +289,7 @@ public class PostboxRuntime {
         config.getOptionalValue(name, String.class).ifPresent(v -> raw.putIfAbsent(key, v));
       }
     }
-    for (String key : KEYS) {
+    for (String key : ALL_KEYS) {
       if (!raw.containsKey(key)) {
         config.getOptionalValue(key, String.class).ifPresent(v -> raw.put(key, v));
       }
@@ -340,7 +349,8 @@ public class PostboxRuntime {
                 "postbox.lag.threshold",
                 Duration.ofMinutes(1),
                 Duration.ofSeconds(1),
-                Duration.ofDays(1)));
+                Duration.ofDays(1)),
+            InboxConfig.parse(c));
     c.requireNoUnknownKeys();
     return s;
   }

@@ -50,20 +50,20 @@ class LibertyOutboxIT {
     db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
     db.execute(
         "CREATE TABLE it_charge (event_id VARCHAR(256) NOT NULL)"); // no unique: the inbox guards
-    server =
-        new LibertyServer(
-            db.schemaName(),
-            Map.of(
-                "postbox.broker", "kafka",
-                "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
-                "postbox.broker.publish.timeout", "10s",
-                // A killed server's consumer leaves the group after this, not Kafka's 45 s.
-                "postbox.broker.kafka.consumer.session.timeout.ms", "6000",
-                "postbox.partitions", "8",
-                "postbox.lease", "5s",
-                "postbox.poll-interval", "200ms",
-                "it.topic", topic,
-                "it.inbox.topic", inboxTopic));
+    Map<String, String> config = new java.util.HashMap<>(LibertyInboxIT.scenarioTopics());
+    config.putAll(
+        Map.of(
+            "postbox.broker", "kafka",
+            "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
+            "postbox.broker.publish.timeout", "10s",
+            // A killed server's consumer leaves the group after this, not Kafka's 45 s.
+            "postbox.broker.kafka.consumer.session.timeout.ms", "6000",
+            "postbox.partitions", "8",
+            "postbox.lease", "5s",
+            "postbox.poll-interval", "200ms",
+            "it.topic", topic,
+            "it.inbox.topic", inboxTopic));
+    server = new LibertyServer(db.schemaName(), config);
     server.start();
     broker = Brokers.open("kafka", Map.of("bootstrap.servers", KAFKA.bootstrapServers()));
     consumer = broker.subscribe(new Subscription(topic, "liberty-it", 10_000));

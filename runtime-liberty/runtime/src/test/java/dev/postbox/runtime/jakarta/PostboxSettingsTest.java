@@ -68,6 +68,6 @@ class PostboxSettingsTest {
       }
     }
     assertThat(read).isNotEmpty();
-    assertThat(PostboxRuntime.KEYS).containsExactlyInAnyOrderElementsOf(read);
+    assertThat(PostboxRuntime.ALL_KEYS).containsExactlyInAnyOrderElementsOf(read);
   }
 }

@@ -1,0 +1,133 @@
+package dev.postbox.runtime.jakarta;
+
+import dev.postbox.runtime.inbox.InboxRetention;
+import dev.postbox.runtime.inbox.InboxSettings;
+import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.spi.BrokerConfig;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The {@code postbox.inbox.*} keys: how every subscription's inbox runs, and which subscriptions
+ * run in deferred mode.
+ *
+ * @param deferred groups, or {@code destination/group} subscriptions, in deferred mode; {@code *}
+ *     for all
+ * @param redriveDelay how long a HANDLER_FAILED dead letter waits before an automatic replay; null
+ *     turns automatic re-drive off
+ */
+record InboxConfig(
+    RetryPolicy retry,
+    int maxPayloadBytes,
+    boolean batch,
+    int workers,
+    Set<String> deferred,
+    Duration dedupWindow,
+    int retentionBatch,
+    Duration redriveDelay,
+    int redriveMaxTimes) {
+
+  static final List<String> KEYS =
+      List.of(
+          "postbox.inbox.max-attempts",
+          "postbox.inbox.initial-delay",
+          "postbox.inbox.max-delay",
+          "postbox.inbox.max-payload-bytes",
+          "postbox.inbox.batch",
+          "postbox.inbox.workers",
+          "postbox.inbox.deferred",
+          "postbox.inbox.dedup-window",
+          "postbox.inbox.retention.batch",
+          "postbox.inbox.redrive.delay",
+          "postbox.inbox.redrive.max-times");
+
+  static InboxConfig parse(BrokerConfig c) {
+    RetryPolicy retry =
+        new RetryPolicy(
+            c.integer("postbox.inbox.max-attempts", 10, 1, 1_000),
+            c.duration(
+                "postbox.inbox.initial-delay",
+                Duration.ofSeconds(1),
+                Duration.ZERO,
+                Duration.ofHours(1)),
+            c.duration(
+                "postbox.inbox.max-delay",
+                Duration.ofMinutes(5),
+                Duration.ZERO,
+                Duration.ofDays(1)),
+            0.2);
+    Set<String> deferred =
+        Arrays.stream(c.string("postbox.inbox.deferred", "").split(","))
+            .map(String::trim)
+            .filter(s -> !s.isEmpty())
+            .collect(Collectors.toUnmodifiableSet());
+    Duration redrive =
+        c.has("postbox.inbox.redrive.delay")
+            ? c.duration(
+                "postbox.inbox.redrive.delay",
+                Duration.ofMinutes(10),
+                Duration.ofSeconds(1),
+                Duration.ofDays(30))
+            : null;
+    return new InboxConfig(
+        retry,
+        c.integer("postbox.inbox.max-payload-bytes", 1024 * 1024, 1, 256 * 1024 * 1024),
+        c.bool("postbox.inbox.batch", true),
+        c.integer("postbox.inbox.workers", 1, 1, 256),
+        deferred,
+        c.duration(
+            "postbox.inbox.dedup-window",
+            InboxRetention.DEFAULT_WINDOW,
+            Duration.ofMinutes(1),
+            Duration.ofDays(3650)),
+        c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),
+        redrive,
+        c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000));
+  }
+
+  boolean isDeferred(String destination, String group) {
+    return deferred.contains("*")
+        || deferred.contains(group)
+        || deferred.contains(destination + "/" + group);
+  }
+
+  InboxSettings settingsFor(String destination, String group, Set<String> types) {
+    return InboxSettings.of(destination + "/" + group)
+        .withTypes(types)
+        .withRetry(retry)
+        .withMaxPayloadBytes(maxPayloadBytes)
+        .withBatch(batch)
+        .withWorkers(workers)
+        .withDeferred(isDeferred(destination, group));
+  }
+
+  /**
+   * The startup warning for a dedup window shorter than what the broker may redeliver, if any.
+   *
+   * @param horizon the broker's redelivery horizon for the destination, empty when unknown
+   */
+  static Optional<String> horizonWarning(
+      String destination, Duration window, Optional<Duration> horizon) {
+    if (horizon.isEmpty() || horizon.get().compareTo(window) <= 0) {
+      return Optional.empty();
+    }
+    String kept =
+        horizon.get().equals(ChronoUnit.FOREVER.getDuration())
+            ? "without limit"
+            : "for " + horizon.get();
+    return Optional.of(
+        "the inbox dedup window ("
+            + window
+            + ") is shorter than the time the broker keeps messages of '"
+            + destination
+            + "' ("
+            + kept
+            + "): a redelivery older than the window would be processed a second time."
+            + " Raise postbox.inbox.dedup-window, or shorten the broker's retention.");
+  }
+}

@@ -1,0 +1,61 @@
+package dev.postbox.runtime.jakarta;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.eclipse.microprofile.health.HealthCheck;
+import org.eclipse.microprofile.health.HealthCheckResponse;
+import org.eclipse.microprofile.health.Readiness;
+
+/**
+ * Ready while the broker answers a ping and the database answers a query, as last read by {@link
+ * InboxRuntime} (every 5 seconds). An adapter that cannot ping reports the broker as unknown, which
+ * does not count against readiness. Also shows each deferred subscription's queue depth.
+ */
+@Readiness
+@ApplicationScoped
+public class InboxReadiness implements HealthCheck {
+
+  @Inject InboxRuntime inbox;
+
+  /**
+   * One reading.
+   *
+   * @param brokerUp true if the broker answered, false if not, null if the adapter cannot tell
+   * @param brokerError why the ping failed, or null
+   * @param databaseError why the database query failed, or null
+   * @param deferredDepths events waiting for deferred workers, per subscription
+   */
+  record Reading(
+      Boolean brokerUp,
+      String brokerError,
+      String databaseError,
+      Map<String, Long> deferredDepths) {}
+
+  @Override
+  public HealthCheckResponse call() {
+    Verdict v = judge(inbox.reading());
+    var r = HealthCheckResponse.named("postbox-inbox").status(v.up());
+    v.data().forEach(r::withData);
+    return r.build();
+  }
+
+  /** The readiness decision, apart from the MicroProfile types so it can be tested alone. */
+  record Verdict(boolean up, Map<String, String> data) {}
+
+  static Verdict judge(Reading reading) {
+    Map<String, String> data = new LinkedHashMap<>();
+    boolean brokerOk = !Boolean.FALSE.equals(reading.brokerUp());
+    data.put(
+        "broker",
+        reading.brokerUp() == null
+            ? (reading.brokerError() != null ? "not checked yet" : "unknown")
+            : reading.brokerUp() ? "UP" : "DOWN: " + reading.brokerError());
+    data.put(
+        "database", reading.databaseError() == null ? "UP" : "DOWN: " + reading.databaseError());
+    reading.deferredDepths().forEach((s, depth) -> data.put("deferred " + s, depth.toString()));
+    boolean checked = reading.brokerUp() != null || reading.brokerError() == null;
+    return new Verdict(checked && brokerOk && reading.databaseError() == null, data);
+  }
+}

@@ -1,0 +1,70 @@
+package dev.postbox.runtime.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.postbox.runtime.inbox.InboxSettings;
+import dev.postbox.spi.ConfigException;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class InboxConfigTest {
+
+  private static InboxConfig parse(String... keyValues) {
+    Map<String, String> raw = new java.util.HashMap<>(Map.of("postbox.broker", "kafka"));
+    for (int i = 0; i < keyValues.length; i += 2) {
+      raw.put(keyValues[i], keyValues[i + 1]);
+    }
+    return PostboxRuntime.parse(raw).inbox();
+  }
+
+  @Test
+  void defaultsAreInlineBatchedWithASevenDayWindowAndNoRedrive() {
+    InboxConfig c = parse();
+    InboxSettings s = c.settingsFor("orders", "payments", Set.of("OrderCaptured"));
+    assertThat(s.subscription()).isEqualTo("orders/payments");
+    assertThat(s.deferred()).isFalse();
+    assertThat(s.batch()).isTrue();
+    assertThat(s.retry().maxAttempts()).isEqualTo(10);
+    assertThat(c.dedupWindow()).isEqualTo(Duration.ofDays(7));
+    assertThat(c.redriveDelay()).isNull();
+  }
+
+  @Test
+  void deferredModeIsSwitchedOnByGroupBySubscriptionOrForAll() {
+    InboxConfig c = parse("postbox.inbox.deferred", "notifications, audit/archive");
+    assertThat(c.settingsFor("payments", "notifications", Set.of()).deferred()).isTrue();
+    assertThat(c.settingsFor("audit", "archive", Set.of()).deferred()).isTrue();
+    assertThat(c.settingsFor("orders", "archive", Set.of()).deferred()).isFalse();
+    assertThat(parse("postbox.inbox.deferred", "*").isDeferred("any", "thing")).isTrue();
+  }
+
+  @Test
+  void badValuesAreNamed() {
+    assertThatThrownBy(() -> parse("postbox.inbox.workers", "0"))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.inbox.workers"));
+    assertThatThrownBy(() -> parse("postbox.inbox.redrive.delay", "soon"))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e -> assertThat(e.key()).isEqualTo("postbox.inbox.redrive.delay"));
+  }
+
+  @Test
+  void aWindowShorterThanTheBrokersHorizonIsWarnedAbout() {
+    Duration week = Duration.ofDays(7);
+    assertThat(InboxConfig.horizonWarning("orders", week, Optional.of(Duration.ofDays(14))))
+        .hasValueSatisfying(w -> assertThat(w).contains("orders", "postbox.inbox.dedup-window"));
+    assertThat(
+            InboxConfig.horizonWarning(
+                "orders", week, Optional.of(ChronoUnit.FOREVER.getDuration())))
+        .hasValueSatisfying(w -> assertThat(w).contains("without limit"));
+    assertThat(InboxConfig.horizonWarning("orders", week, Optional.of(Duration.ofDays(4))))
+        .isEmpty();
+    assertThat(InboxConfig.horizonWarning("orders", week, Optional.empty())).isEmpty();
+  }
+}

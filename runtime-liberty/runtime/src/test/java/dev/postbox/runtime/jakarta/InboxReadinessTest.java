@@ -1,0 +1,42 @@
+package dev.postbox.runtime.jakarta;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class InboxReadinessTest {
+
+  @Test
+  void upWhenBrokerAndDatabaseAnswer() {
+    var v = InboxReadiness.judge(new InboxReadiness.Reading(true, null, null, Map.of("q/g", 3L)));
+    assertThat(v.up()).isTrue();
+    assertThat(v.data()).containsEntry("broker", "UP").containsEntry("deferred q/g", "3");
+  }
+
+  @Test
+  void downWhenTheBrokerDoesNotAnswer() {
+    var v = InboxReadiness.judge(new InboxReadiness.Reading(false, "timed out", null, Map.of()));
+    assertThat(v.up()).isFalse();
+    assertThat(v.data()).containsEntry("broker", "DOWN: timed out");
+  }
+
+  @Test
+  void downWhenTheDatabaseDoesNotAnswer() {
+    var v = InboxReadiness.judge(new InboxReadiness.Reading(true, null, "refused", Map.of()));
+    assertThat(v.up()).isFalse();
+    assertThat(v.data()).containsEntry("database", "DOWN: refused");
+  }
+
+  @Test
+  void anAdapterThatCannotPingDoesNotCountAgainstReadiness() {
+    assertThat(InboxReadiness.judge(new InboxReadiness.Reading(null, null, null, Map.of())).up())
+        .isTrue();
+  }
+
+  @Test
+  void notReadyBeforeTheFirstReading() {
+    var first = new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of());
+    assertThat(InboxReadiness.judge(first).up()).isFalse();
+  }
+}

@@ -1,0 +1,36 @@
+package dev.postbox.runtime.jakarta.it;
+
+import dev.postbox.runtime.jakarta.EventHandler;
+import dev.postbox.runtime.jakarta.Handles;
+import dev.postbox.spi.Envelope;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Fails the first two attempts of every event, then succeeds; while {@link #broken} is set, fails
+ * every attempt (the "bug" that a later fix and replay repair).
+ */
+@ApplicationScoped
+@Handles(destination = "${it.flaky.topic}", group = "flaky", types = "Charge")
+public class FlakyHandler implements EventHandler {
+
+  static volatile boolean broken;
+  static final Map<String, AtomicInteger> CALLS = new ConcurrentHashMap<>();
+
+  @Inject Effects effects;
+
+  @Override
+  public void handle(Envelope event) throws Exception {
+    effects.write("flaky", event, "written, then rolled back when the handler fails");
+    int call = CALLS.computeIfAbsent(event.id(), id -> new AtomicInteger()).incrementAndGet();
+    if (broken && Effects.text(event).startsWith("bug")) {
+      throw new IllegalStateException("bug #42 on call " + call);
+    }
+    if (Effects.text(event).startsWith("flaky") && call <= 2) {
+      throw new IllegalStateException("transient failure on call " + call);
+    }
+  }
+}
