@@ -142,7 +142,7 @@ public class InboxRuntime {
         (connection, event) -> {
           long started = System.nanoTime();
           try {
-            handlerFor(byType, event).handle(event);
+            TraceContext.handling(event, () -> handlerFor(byType, event).handle(event));
           } finally {
             counting.handlerTime.update(Duration.ofNanos(System.nanoTime() - started));
           }

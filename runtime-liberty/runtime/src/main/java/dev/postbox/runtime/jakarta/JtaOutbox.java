@@ -39,7 +39,14 @@ public class JtaOutbox implements Outbox {
           "Outbox.record needs an active JTA transaction (call it from a @Transactional method);"
               + " nothing was recorded");
     }
-    OutboxEvent withTrace = trace.addTo(event);
+    OutboxEvent withTrace = TraceContext.fromHandledEvent(event);
+    if (withTrace == null) {
+      try {
+        withTrace = trace.addTo(event);
+      } catch (jakarta.enterprise.context.ContextNotActiveException noRequest) {
+        withTrace = event; // a thread of the application's own, outside any request
+      }
+    }
     OutboxEventEntity row =
         OutboxEventEntity.pending(withTrace, runtime.partitions(), Instant.now());
     em.persist(row);

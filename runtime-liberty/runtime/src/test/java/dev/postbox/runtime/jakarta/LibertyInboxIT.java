@@ -103,7 +103,11 @@ class LibertyInboxIT {
   void aHandlerThatFailsTwiceThenSucceedsHasOneEffectPerEvent() throws Exception {
     List<Envelope> events = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
-      events.add(event("Charge", "k" + i, "flaky-" + i));
+      events.add(
+          event("Charge", "k" + i, "flaky-" + i).toBuilder()
+              .header(
+                  "traceparent", "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b" + i + "-01")
+              .build());
     }
     broker.publisher().publishAll(topic("flaky"), events);
     await().atMost(Duration.ofSeconds(60)).until(() -> effects("flaky").size() == 5);
@@ -116,6 +120,15 @@ class LibertyInboxIT {
         .containsExactlyInAnyOrderElementsOf(events.stream().map(Envelope::id).toList());
     assertThat(server.get("/metrics?scope=application").body())
         .containsPattern("postbox_inbox_retries_total\\{[^}]*flaky\"[^}]*} [1-9]");
+    assertThat(db.count("SELECT COUNT(*) FROM postbox_outbox WHERE event_type = 'ChargeRecorded'"))
+        .as("follow-up events: the failed attempts' were rolled back with them")
+        .isEqualTo(5);
+    assertThat(
+            db.count(
+                "SELECT COUNT(*) FROM postbox_outbox WHERE event_type = 'ChargeRecorded'"
+                    + " AND headers LIKE '%0af7651916cd43dd8448eb211c80319c%'"))
+        .as("follow-up events continue their cause's trace")
+        .isEqualTo(5);
   }
 
   @Test

@@ -2,16 +2,20 @@ package dev.postbox.runtime.jakarta.it;
 
 import dev.postbox.runtime.jakarta.EventHandler;
 import dev.postbox.runtime.jakarta.Handles;
+import dev.postbox.runtime.jakarta.Outbox;
+import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Fails the first two attempts of every event, then succeeds; while {@link #broken} is set, fails
- * every attempt (the "bug" that a later fix and replay repair).
+ * Records a follow-up outbox event, then fails the first two attempts of every event, then
+ * succeeds; while {@link #broken} is set, fails every attempt (the "bug" that a later fix and
+ * replay repair).
  */
 @ApplicationScoped
 @Handles(destination = "${it.flaky.topic}", group = "flaky", types = "Charge")
@@ -22,9 +26,24 @@ public class FlakyHandler implements EventHandler {
 
   @Inject Effects effects;
 
+  @Inject Outbox outbox;
+
+  @ConfigProperty(name = "it.topic")
+  @Inject
+  String followUpTopic;
+
   @Override
   public void handle(Envelope event) throws Exception {
     effects.write("flaky", event, "written, then rolled back when the handler fails");
+    // The consumer-side outbox: a follow-up event in the same transaction as the inbox record.
+    outbox.record(
+        OutboxEvent.builder()
+            .destination(followUpTopic)
+            .key(event.key())
+            .type("ChargeRecorded")
+            .source("urn:postbox:it")
+            .json("{\"for\":\"" + event.id() + "\"}")
+            .build());
     int call = CALLS.computeIfAbsent(event.id(), id -> new AtomicInteger()).incrementAndGet();
     if (broken && Effects.text(event).startsWith("bug")) {
       throw new IllegalStateException("bug #42 on call " + call);
