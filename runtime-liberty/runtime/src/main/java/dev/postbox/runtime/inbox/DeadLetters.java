@@ -28,6 +28,11 @@ public final class DeadLetters {
     this.clock = clock;
   }
 
+  /** How many dead letters of this subscription are open. */
+  public long openCount() {
+    return tx.inTransaction(c -> repo.openCount(c, subscription));
+  }
+
   /** Open dead letters, oldest first. */
   public List<DeadLetter> open(int limit) {
     return tx.inTransaction(c -> repo.deadLetters(c, subscription, limit));

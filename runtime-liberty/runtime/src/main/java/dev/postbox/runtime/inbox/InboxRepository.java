@@ -227,6 +227,18 @@ final class InboxRepository {
     }
   }
 
+  long openCount(Connection c, String subscription) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?")) {
+      ps.setString(1, subscription);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
   List<DeadLetter> deadLetters(Connection c, String subscription, int limit) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(

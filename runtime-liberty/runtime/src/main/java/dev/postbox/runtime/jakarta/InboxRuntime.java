@@ -82,6 +82,7 @@ public class InboxRuntime {
   private volatile InboxReadiness.Reading reading =
       new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of());
   private volatile boolean stopped;
+  private final Set<String> deadLoops = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   void start(@Observes Startup startup) {
     postbox.start(startup); // the broker and data source must be ready first
@@ -202,6 +203,7 @@ public class InboxRuntime {
 
   private void consume(
       String subscription, Consumer consumer, InboxProcessor inbox, CountDownLatch done) {
+    boolean ended = false;
     try {
       while (!stopped) {
         try {
@@ -216,9 +218,18 @@ public class InboxRuntime {
           java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
         }
       }
+      ended = true;
     } finally {
+      if (!ended && !stopped) {
+        deadLoops.add(subscription); // an Error escaped: only a restart brings the loop back
+      }
       done.countDown();
     }
+  }
+
+  /** Subscriptions whose consumer loop ended while the application was running. */
+  public Set<String> deadLoops() {
+    return Set.copyOf(deadLoops);
   }
 
   private void warnIfTheWindowIsShort(String destination, Duration window) {
@@ -395,7 +406,15 @@ public class InboxRuntime {
 
   private static EventHandler handlerFor(Map<String, EventHandler> byType, Envelope event) {
     EventHandler h = byType.get(event.type());
-    return h != null ? h : byType.get("*");
+    if (h == null) {
+      h = byType.get("*");
+    }
+    if (h == null) {
+      // Deliveries of unknown types are dead-lettered before this; a replay of one lands here.
+      throw new dev.postbox.runtime.inbox.UnprocessableEventException(
+          DeadLetterReason.UNKNOWN_TYPE, "no handler for type '" + event.type() + "'", null);
+    }
+    return h;
   }
 
   private static Handles annotation(EventHandler h) {

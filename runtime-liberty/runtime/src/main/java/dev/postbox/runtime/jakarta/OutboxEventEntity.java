@@ -5,8 +5,6 @@ import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.Partitioner;
 import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
-import jakarta.persistence.GeneratedValue;
-import jakarta.persistence.GenerationType;
 import jakarta.persistence.Id;
 import jakarta.persistence.Lob;
 import jakarta.persistence.Table;
@@ -22,10 +20,10 @@ import java.time.ZoneOffset;
 @Table(name = "postbox_outbox")
 public class OutboxEventEntity {
 
+  // The event id (unique, assigned here) is the JPA identity; the numeric id column, which orders
+  // the relay's claims, is left to the database. Mapping it as a generated IDENTITY would cost a
+  // round trip per insert to read it back, and EclipseLink reads it with a function H2 2.x lacks.
   @Id
-  @GeneratedValue(strategy = GenerationType.IDENTITY)
-  private Long id;
-
   @Column(name = "event_id", nullable = false, updatable = false)
   private String eventId;
 

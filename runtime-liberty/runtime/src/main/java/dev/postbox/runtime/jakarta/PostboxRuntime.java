@@ -165,7 +165,7 @@ public class PostboxRuntime {
   }
 
   /** The broker adapter; fails clearly when none is configured. */
-  Broker broker() {
+  public Broker broker() {
     if (broker == null) {
       throw new IllegalStateException(
           "postbox.broker is not set: the inbox needs a broker adapter");

@@ -39,6 +39,27 @@ public final class OutboxAdmin {
     return tx.inTransaction(c -> rows.retry(c, id, clock.instant()));
   }
 
+  /** One partition's lease: who holds it and until when; owner null when never taken. */
+  public record Lease(int partition, String owner, java.time.Instant until) {}
+
+  /** Every partition's lease, by partition. */
+  public List<Lease> leases() {
+    return tx.inTransaction(
+        c -> {
+          List<Lease> out = new java.util.ArrayList<>();
+          try (java.sql.PreparedStatement ps =
+                  c.prepareStatement(
+                      "SELECT partition_no, owner, lease_until FROM postbox_lease ORDER BY partition_no");
+              java.sql.ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              out.add(
+                  new Lease(rs.getInt(1), rs.getString(2), rows.dialect().read(rs, "lease_until")));
+            }
+          }
+          return out;
+        });
+  }
+
   /** Gives up on a FAILED row; later rows of its key flow again. */
   public boolean discard(long id) {
     return tx.inTransaction(c -> rows.discard(c, id, clock.instant()));

@@ -1,0 +1,334 @@
+package dev.postbox.payments.admin;
+
+import dev.postbox.payments.ApiError;
+import dev.postbox.runtime.inbox.DeadLetter;
+import dev.postbox.runtime.inbox.DeadLetters;
+import dev.postbox.runtime.jakarta.InboxRuntime;
+import dev.postbox.runtime.jakarta.PostboxRuntime;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.relay.OutboxAdmin;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.Tag;
+
+/**
+ * The operator's API under {@code /admin} (role {@code postbox-admin}, see web.xml): outbox lag,
+ * leases, FAILED rows, inbox statistics, dead letters. Ids and page sizes are validated; bad ones
+ * get 400 with a message.
+ */
+@Path("/admin")
+@RequestScoped
+@Produces(MediaType.APPLICATION_JSON)
+public class AdminResource {
+
+  private static final int MAX_PAGE = 500;
+
+  @Inject PostboxRuntime postbox;
+
+  @Inject InboxRuntime inbox;
+
+  @Inject MetricRegistry metrics;
+
+  // ---- outbox ----
+
+  /** Outbox lag and counts. */
+  public record OutboxStatus(
+      long pending,
+      long failed,
+      Instant oldestPending,
+      double oldestPendingAgeSeconds,
+      long publishedByThisInstance,
+      List<Integer> partitionsOwnedHere) {}
+
+  @GET
+  @Path("/outbox")
+  public OutboxStatus outbox() {
+    OutboxRepository.Lag lag = admin().lag();
+    var relay = postbox.relay();
+    double age =
+        lag.oldestPending() == null
+            ? 0
+            : Math.max(0, Duration.between(lag.oldestPending(), Instant.now()).toMillis() / 1000.0);
+    return new OutboxStatus(
+        lag.pending(),
+        lag.failed(),
+        lag.oldestPending(),
+        age,
+        relay == null ? 0 : relay.publishedCount(),
+        relay == null ? List.of() : relay.ownedPartitions().stream().sorted().toList());
+  }
+
+  /** Partition leases, grouped by the instance holding them. */
+  @GET
+  @Path("/outbox/leases")
+  public Map<String, List<Integer>> leases() {
+    Map<String, List<Integer>> byOwner = new TreeMap<>();
+    Instant now = Instant.now();
+    for (OutboxAdmin.Lease l : admin().leases()) {
+      String owner =
+          l.owner() == null || l.until() == null || l.until().isBefore(now)
+              ? "(unowned)"
+              : l.owner();
+      byOwner.computeIfAbsent(owner, o -> new ArrayList<>()).add(l.partition());
+    }
+    return byOwner;
+  }
+
+  @GET
+  @Path("/outbox/failed")
+  public List<OutboxRepository.FailedRow> failed(@QueryParam("limit") Integer limit) {
+    return admin().failed(ApiError.limit(limit, 50, MAX_PAGE));
+  }
+
+  @POST
+  @Path("/outbox/failed/{id}/retry")
+  public Map<String, Object> retry(@PathParam("id") String id) {
+    long rowId = ApiError.id("id", id);
+    if (!admin().retry(rowId)) {
+      throw ApiError.notFound("no FAILED outbox row " + rowId);
+    }
+    return Map.of("id", rowId, "status", "PENDING");
+  }
+
+  @POST
+  @Path("/outbox/failed/{id}/discard")
+  public Map<String, Object> discard(@PathParam("id") String id) {
+    long rowId = ApiError.id("id", id);
+    if (!admin().discard(rowId)) {
+      throw ApiError.notFound("no FAILED outbox row " + rowId);
+    }
+    return Map.of("id", rowId, "status", "DISCARDED");
+  }
+
+  // ---- inbox ----
+
+  /** One subscription's counts since this instance started, and its open dead letters. */
+  public record InboxStats(
+      String subscription,
+      String mode,
+      long processed,
+      long duplicates,
+      long conflicts,
+      long retries,
+      long deadLettered,
+      long openDeadLetters,
+      Long deferredQueue) {}
+
+  @GET
+  @Path("/inbox")
+  public List<InboxStats> inbox() {
+    List<InboxStats> out = new ArrayList<>();
+    for (InboxRuntime.Running r : inbox.subscriptions().values()) {
+      Tag tag = new Tag("subscription", r.subscription());
+      out.add(
+          new InboxStats(
+              r.subscription(),
+              r.settings().deferred() ? "deferred" : "inline",
+              count("postbox.inbox.processed", tag),
+              count("postbox.inbox.duplicates", tag),
+              count("postbox.inbox.conflicts", tag),
+              count("postbox.inbox.retries", tag),
+              count("postbox.inbox.dead.letters", tag),
+              r.deadLetters().openCount(),
+              r.deferred() == null ? null : r.deferred().depth()));
+    }
+    return out;
+  }
+
+  // ---- dead letters ----
+
+  /** A dead letter as listed: no payload. */
+  public record LetterSummary(
+      long id,
+      String subscription,
+      String eventId,
+      String type,
+      String key,
+      String reason,
+      String error,
+      int attempts,
+      int redrives,
+      int payloadBytes,
+      Instant createdAt) {
+    static LetterSummary of(DeadLetter d) {
+      return new LetterSummary(
+          d.id(),
+          d.subscription(),
+          d.eventId(),
+          d.type(),
+          d.key(),
+          d.reason().name(),
+          d.error(),
+          d.attempts(),
+          d.redrives(),
+          d.payload() == null ? 0 : d.payload().length,
+          d.createdAt());
+    }
+  }
+
+  /** A dead letter in full: headers, metadata and payload (text, or base64 if not UTF-8). */
+  public record LetterDetail(
+      LetterSummary letter,
+      String status,
+      String source,
+      Instant eventTime,
+      Map<String, String> headers,
+      Map<String, String> metadata,
+      String payload,
+      boolean payloadBase64,
+      boolean replayable) {}
+
+  @GET
+  @Path("/dead-letters")
+  public List<LetterSummary> deadLetters(
+      @QueryParam("subscription") String subscription, @QueryParam("limit") Integer limit) {
+    int page = ApiError.limit(limit, 50, MAX_PAGE);
+    List<LetterSummary> out = new ArrayList<>();
+    for (InboxRuntime.Running r : selected(subscription)) {
+      r.deadLetters().open(page).forEach(d -> out.add(LetterSummary.of(d)));
+    }
+    out.sort(java.util.Comparator.comparingLong(LetterSummary::id));
+    return out.size() > page ? out.subList(0, page) : out;
+  }
+
+  @GET
+  @Path("/dead-letters/{id}")
+  public LetterDetail deadLetter(@PathParam("id") String id) {
+    DeadLetter d = letter(ApiError.id("id", id));
+    String payload;
+    boolean base64 = false;
+    try {
+      payload =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .decode(ByteBuffer.wrap(d.payload() == null ? new byte[0] : d.payload()))
+              .toString();
+    } catch (CharacterCodingException notText) {
+      payload = Base64.getEncoder().encodeToString(d.payload());
+      base64 = true;
+    }
+    return new LetterDetail(
+        LetterSummary.of(d),
+        d.status(),
+        d.source(),
+        d.eventTime(),
+        d.headers(),
+        d.metadata(),
+        payload,
+        base64,
+        d.replayable());
+  }
+
+  @POST
+  @Path("/dead-letters/{id}/replay")
+  public Map<String, Object> replay(@PathParam("id") String id) {
+    long letterId = ApiError.id("id", id);
+    DeadLetters letters = lettersOf(letter(letterId));
+    try {
+      boolean ran = letters.replay(letterId);
+      Map<String, Object> out = new LinkedHashMap<>();
+      out.put("id", letterId);
+      out.put("status", "REPLAYED");
+      out.put("handlerRan", ran);
+      return out;
+    } catch (DeadLetters.NotReplayableException e) {
+      throw ApiError.conflict(e.getMessage());
+    } catch (RuntimeException handlerFailedAgain) {
+      throw ApiError.conflict(
+          "the handler failed again; the letter stays open: " + handlerFailedAgain.getMessage());
+    }
+  }
+
+  @POST
+  @Path("/dead-letters/{id}/discard")
+  public Map<String, Object> discardLetter(@PathParam("id") String id) {
+    long letterId = ApiError.id("id", id);
+    if (!lettersOf(letter(letterId)).discard(letterId)) {
+      throw ApiError.conflict("dead letter " + letterId + " is not open");
+    }
+    return Map.of("id", letterId, "status", "DISCARDED");
+  }
+
+  /** Replays every open letter of a subscription, or only those of one event type. */
+  @POST
+  @Path("/dead-letters/replay")
+  public DeadLetters.ReplayResult replayAll(
+      @QueryParam("subscription") String subscription, @QueryParam("type") String type) {
+    if (subscription == null || subscription.isBlank()) {
+      throw ApiError.badRequest("subscription is required");
+    }
+    return running(subscription).deadLetters().replayAll(type);
+  }
+
+  // ---- helpers ----
+
+  private OutboxAdmin admin() {
+    return postbox.admin();
+  }
+
+  private long count(String name, Tag tag) {
+    return metrics.counter(name, tag).getCount();
+  }
+
+  private List<InboxRuntime.Running> selected(String subscription) {
+    if (subscription == null || subscription.isBlank()) {
+      return List.copyOf(inbox.subscriptions().values());
+    }
+    return List.of(running(subscription));
+  }
+
+  private InboxRuntime.Running running(String subscription) {
+    if (subscription.length() > 300) {
+      throw ApiError.badRequest("subscription name is too long");
+    }
+    return inbox
+        .subscription(subscription)
+        .orElseThrow(
+            () ->
+                ApiError.badRequest(
+                    "no subscription '"
+                        + subscription
+                        + "'; known: "
+                        + inbox.subscriptions().keySet()));
+  }
+
+  private DeadLetter letter(long id) {
+    Optional<InboxRuntime.Running> any = inbox.subscriptions().values().stream().findFirst();
+    return any.flatMap(r -> r.deadLetters().get(id))
+        .orElseThrow(() -> ApiError.notFound("no dead letter " + id));
+  }
+
+  private DeadLetters lettersOf(DeadLetter d) {
+    return inbox
+        .subscription(d.subscription())
+        .orElseThrow(
+            () ->
+                ApiError.conflict(
+                    "dead letter "
+                        + d.id()
+                        + " belongs to "
+                        + d.subscription()
+                        + ", which does not run here"))
+        .deadLetters();
+  }
+}

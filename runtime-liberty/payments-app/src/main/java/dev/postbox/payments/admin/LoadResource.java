@@ -1,0 +1,72 @@
+package dev.postbox.payments.admin;
+
+import dev.postbox.payments.ApiError;
+import dev.postbox.payments.orders.OrderCaptured;
+import dev.postbox.payments.orders.OrderRequest;
+import dev.postbox.payments.orders.Orders;
+import dev.postbox.runtime.jakarta.PostboxRuntime;
+import dev.postbox.spi.Envelope;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code POST /admin/load?orders=N&duplicatePercent=P}: places N orders (each in its own
+ * transaction, as N clients would), then publishes P% of their {@code OrderCaptured} events a
+ * second time, byte for byte with the same id, straight to the broker: the inbox must reject every
+ * copy. For demos and benchmarks.
+ */
+@Path("/admin/load")
+@RequestScoped
+@Produces(MediaType.APPLICATION_JSON)
+public class LoadResource {
+
+  @Inject Orders orders;
+
+  @Inject PostboxRuntime postbox;
+
+  @POST
+  public Map<String, Object> load(
+      @QueryParam("orders") Integer count, @QueryParam("duplicatePercent") Integer percent)
+      throws SQLException {
+    if (count == null || count < 1 || count > 10_000) {
+      throw ApiError.badRequest("orders must be between 1 and 10000");
+    }
+    int duplicates = percent == null ? 0 : percent;
+    if (duplicates < 0 || duplicates > 100) {
+      throw ApiError.badRequest("duplicatePercent must be between 0 and 100");
+    }
+    List<Envelope> copies = new ArrayList<>();
+    long totalCents = 0;
+    for (int i = 0; i < count; i++) {
+      long cents = 100 + ThreadLocalRandom.current().nextLong(99_900);
+      Orders.Placed placed = orders.place(new OrderRequest("load-" + (i % 50), cents), null);
+      totalCents += cents;
+      if (ThreadLocalRandom.current().nextInt(100) < duplicates) {
+        copies.add(
+            Envelope.builder()
+                .id(placed.eventId())
+                .source(orders.source())
+                .type(OrderCaptured.TYPE)
+                .key(placed.order().orderId())
+                .subject(placed.order().orderId())
+                .dataContentType("application/json")
+                .payload(placed.payload())
+                .build());
+      }
+    }
+    if (!copies.isEmpty()) {
+      postbox.broker().publisher().publishAll(orders.ordersTopic(), copies);
+    }
+    return Map.of("placed", count, "totalCents", totalCents, "republished", copies.size());
+  }
+}

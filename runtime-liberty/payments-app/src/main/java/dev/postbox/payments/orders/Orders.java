@@ -1,0 +1,155 @@
+package dev.postbox.payments.orders;
+
+import dev.postbox.payments.Json;
+import dev.postbox.runtime.jakarta.Outbox;
+import dev.postbox.runtime.outbox.OutboxEvent;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.transaction.Transactional;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * Places orders: the order row and its {@code OrderCaptured} event in one JTA transaction, so the
+ * event exists if and only if the order does.
+ */
+@ApplicationScoped
+public class Orders {
+
+  /** A stored order. */
+  public record Order(String orderId, String customer, long amountCents, Instant createdAt) {}
+
+  @Resource(lookup = "jdbc/postbox")
+  DataSource dataSource;
+
+  @Inject Outbox outbox;
+
+  @Inject
+  @ConfigProperty(name = "payments.orders.topic")
+  String ordersTopic;
+
+  @Inject
+  @ConfigProperty(name = "payments.source")
+  String source;
+
+  /**
+   * Records the order and its event. With an idempotency key, a key seen before returns the order
+   * it created, and records nothing.
+   *
+   * @return the order, and whether it was created now
+   */
+  @Transactional(rollbackOn = SQLException.class)
+  public Placed place(OrderRequest request, String idempotencyKey) throws SQLException {
+    if (idempotencyKey != null) {
+      Optional<Order> earlier = byIdempotencyKey(idempotencyKey);
+      if (earlier.isPresent()) {
+        return new Placed(earlier.get(), false, null, null);
+      }
+    }
+    Order order =
+        new Order(
+            UUID.randomUUID().toString(), request.customer(), request.amountCents(), Instant.now());
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO pay_order (order_id, customer, amount_cents, idempotency_key,"
+                    + " created_at) VALUES (?, ?, ?, ?, ?)")) {
+      ps.setString(1, order.orderId());
+      ps.setString(2, order.customer());
+      ps.setLong(3, order.amountCents());
+      ps.setString(4, idempotencyKey);
+      ps.setTimestamp(5, Timestamp.from(order.createdAt()));
+      ps.executeUpdate();
+    }
+    String payload =
+        Json.write(new OrderCaptured(order.orderId(), order.customer(), order.amountCents()));
+    String eventId =
+        outbox.record(
+            OutboxEvent.builder()
+                .destination(ordersTopic)
+                .key(order.orderId())
+                .type(OrderCaptured.TYPE)
+                .source(source)
+                .subject(order.orderId())
+                .json(payload)
+                .build());
+    return new Placed(order, true, eventId, payload);
+  }
+
+  /** The result of {@link #place}; for a new order also its event's id and JSON payload. */
+  public record Placed(Order order, boolean created, String eventId, String payload) {}
+
+  public String ordersTopic() {
+    return ordersTopic;
+  }
+
+  public String source() {
+    return source;
+  }
+
+  public Optional<Order> byId(String orderId) throws SQLException {
+    return query("SELECT * FROM pay_order WHERE order_id = ?", orderId, 1).stream().findFirst();
+  }
+
+  /** The order an idempotency key created; for the request that lost a race on the key. */
+  public Order latestForKey(String key) {
+    try {
+      return byIdempotencyKey(key).orElseThrow();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private Optional<Order> byIdempotencyKey(String key) throws SQLException {
+    return query("SELECT * FROM pay_order WHERE idempotency_key = ?", key, 1).stream().findFirst();
+  }
+
+  /** The newest orders first. */
+  public List<Order> latest(int limit) throws SQLException {
+    return query("SELECT * FROM pay_order ORDER BY created_at DESC, order_id", null, limit);
+  }
+
+  /** Count and sum of all orders. */
+  public long[] totals() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM pay_order");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
+    }
+  }
+
+  private List<Order> query(String sql, String param, int limit) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      if (param != null) {
+        ps.setString(1, param);
+      }
+      ps.setMaxRows(limit);
+      List<Order> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(
+              new Order(
+                  rs.getString("order_id"),
+                  rs.getString("customer"),
+                  rs.getLong("amount_cents"),
+                  rs.getTimestamp("created_at").toInstant()));
+        }
+      }
+      return out;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+package dev.postbox.payments.payments;
+
+import dev.postbox.payments.Json;
+import dev.postbox.payments.orders.OrderCaptured;
+import dev.postbox.runtime.jakarta.Handles;
+import dev.postbox.runtime.jakarta.JsonEventHandler;
+import dev.postbox.runtime.jakarta.Outbox;
+import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.spi.Envelope;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Timestamp;
+import java.time.Instant;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * The payments handler: charges each captured order into the ledger and records {@code
+ * PaymentReceived}, all in the inbox's transaction, so a redelivered {@code OrderCaptured} can
+ * neither charge twice nor announce a payment twice.
+ */
+@ApplicationScoped
+@Handles(destination = "${payments.orders.topic}", group = "payments", types = OrderCaptured.TYPE)
+public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
+
+  @Resource(lookup = "jdbc/postbox")
+  DataSource dataSource;
+
+  @Inject Outbox outbox;
+
+  @Inject
+  @ConfigProperty(name = "payments.payments.topic")
+  String paymentsTopic;
+
+  @Inject
+  @ConfigProperty(name = "payments.source")
+  String source;
+
+  @Override
+  protected void handle(OrderCaptured order, Envelope event) throws Exception {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO pay_ledger (order_id, amount_cents, event_id, charged_at)"
+                    + " VALUES (?, ?, ?, ?)")) {
+      ps.setString(1, order.orderId());
+      ps.setLong(2, order.amountCents());
+      ps.setString(3, event.id());
+      ps.setTimestamp(4, Timestamp.from(Instant.now()));
+      ps.executeUpdate();
+    }
+    outbox.record(
+        OutboxEvent.builder()
+            .destination(paymentsTopic)
+            .key(order.orderId())
+            .type(PaymentReceived.TYPE)
+            .source(source)
+            .subject(order.orderId())
+            .json(
+                Json.write(
+                    new PaymentReceived(order.orderId(), order.customer(), order.amountCents())))
+            .build());
+  }
+}

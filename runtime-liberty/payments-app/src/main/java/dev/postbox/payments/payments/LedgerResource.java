@@ -1,0 +1,97 @@
+package dev.postbox.payments.payments;
+
+import dev.postbox.payments.ApiError;
+import dev.postbox.payments.orders.Orders;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * {@code GET /ledger}: charges against orders, where a lost or doubled event would show; {@code GET
+ * /notifications}: what customers were told.
+ */
+@Path("/")
+@RequestScoped
+@Produces(MediaType.APPLICATION_JSON)
+public class LedgerResource {
+
+  /** Totals. {@code doubleCharged} counts orders with more than one charge: it must stay 0. */
+  public record Ledger(
+      long orders,
+      long ordersTotalCents,
+      long charges,
+      long chargedTotalCents,
+      long chargedOrders,
+      long doubleCharged,
+      long notifications) {}
+
+  /** One notification. */
+  public record Notification(String orderId, String message) {}
+
+  @Resource(lookup = "jdbc/postbox")
+  DataSource dataSource;
+
+  @Inject Orders orders;
+
+  @GET
+  @Path("/ledger")
+  public Ledger ledger() throws SQLException {
+    long[] o = orders.totals();
+    try (Connection c = dataSource.getConnection()) {
+      long[] charges =
+          longs(
+              c,
+              "SELECT COUNT(*), COALESCE(SUM(amount_cents), 0), COUNT(DISTINCT order_id)"
+                  + " FROM pay_ledger");
+      long doubles =
+          longs(
+              c,
+              "SELECT COUNT(*) FROM (SELECT order_id FROM pay_ledger GROUP BY order_id"
+                  + " HAVING COUNT(*) > 1) d")[0];
+      long notifications = longs(c, "SELECT COUNT(*) FROM pay_notification")[0];
+      return new Ledger(o[0], o[1], charges[0], charges[1], charges[2], doubles, notifications);
+    }
+  }
+
+  @GET
+  @Path("/notifications")
+  public List<Notification> notifications(@QueryParam("limit") Integer limit) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT order_id, message FROM pay_notification ORDER BY created_at DESC")) {
+      ps.setMaxRows(ApiError.limit(limit, 50, 500));
+      List<Notification> out = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(new Notification(rs.getString(1), rs.getString(2)));
+        }
+      }
+      return out;
+    }
+  }
+
+  private static long[] longs(Connection c, String sql) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      long[] out = new long[rs.getMetaData().getColumnCount()];
+      for (int i = 0; i < out.length; i++) {
+        out[i] = rs.getLong(i + 1);
+      }
+      return out;
+    }
+  }
+}

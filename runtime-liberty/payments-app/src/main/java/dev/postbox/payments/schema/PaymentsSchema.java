@@ -1,0 +1,44 @@
+package dev.postbox.payments.schema;
+
+import jakarta.annotation.Priority;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import javax.sql.DataSource;
+
+/**
+ * The app's business tables, created at startup if absent. Portable SQL (H2, PostgreSQL, MariaDB).
+ * The ledger deliberately has no unique constraint on the order: only the inbox stands between a
+ * redelivered event and a second charge, so a double would show.
+ */
+@ApplicationScoped
+public class PaymentsSchema {
+
+  private static final String[] DDL = {
+    "CREATE TABLE IF NOT EXISTS pay_order (order_id VARCHAR(64) PRIMARY KEY,"
+        + " customer VARCHAR(200) NOT NULL, amount_cents BIGINT NOT NULL,"
+        + " idempotency_key VARCHAR(200) UNIQUE, created_at TIMESTAMP NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS pay_ledger (order_id VARCHAR(64) NOT NULL,"
+        + " amount_cents BIGINT NOT NULL, event_id VARCHAR(256) NOT NULL,"
+        + " charged_at TIMESTAMP NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS pay_notification (order_id VARCHAR(64) NOT NULL,"
+        + " event_id VARCHAR(256) NOT NULL, message VARCHAR(400) NOT NULL,"
+        + " created_at TIMESTAMP NOT NULL)"
+  };
+
+  @Resource(lookup = "jdbc/postbox")
+  DataSource dataSource;
+
+  void create(@Observes @Priority(200) Startup startup) throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        Statement s = c.createStatement()) {
+      for (String ddl : DDL) {
+        s.execute(ddl);
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+// The Postbox console: polls the admin API every two seconds and draws what it reads.
+// Plain DOM and SVG, no libraries. Everything written into the page goes through textContent.
+"use strict";
+
+const samples = []; // {t, pending, published}
+const MAX_POINTS = 90;
+
+async function getJson(path) {
+  const response = await fetch(path, { credentials: "same-origin", cache: "no-store" });
+  if (!response.ok) {
+    throw new Error(path + " answered " + response.status);
+  }
+  return response.json();
+}
+
+function setText(id, value) {
+  document.getElementById(id).textContent = String(value);
+}
+
+function cell(row, value, className) {
+  const td = document.createElement("td");
+  td.textContent = value === null || value === undefined ? "" : String(value);
+  if (className) td.className = className;
+  row.appendChild(td);
+  return td;
+}
+
+function drawChart() {
+  const svg = document.getElementById("chart");
+  while (svg.firstChild) svg.removeChild(svg.firstChild);
+  if (samples.length < 2) return;
+  const rates = samples.slice(1).map((p, i) => {
+    const prev = samples[i];
+    const seconds = Math.max(0.001, (p.t - prev.t) / 1000);
+    return Math.max(0, (p.published - prev.published) / seconds);
+  });
+  const pending = samples.slice(1).map(p => p.pending);
+  const line = (values, color) => {
+    const max = Math.max(1, ...values);
+    const step = 600 / Math.max(1, MAX_POINTS - 1);
+    const points = values.map((v, i) => `${(i * step).toFixed(1)},${(155 - (v / max) * 145).toFixed(1)}`);
+    const path = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+    path.setAttribute("points", points.join(" "));
+    path.setAttribute("fill", "none");
+    path.setAttribute("stroke", color);
+    path.setAttribute("stroke-width", "2");
+    svg.appendChild(path);
+  };
+  line(pending, "#c0392b");
+  line(rates, "#2471a3");
+}
+
+async function refreshOutbox() {
+  const outbox = await getJson("/admin/outbox");
+  setText("outbox-pending", outbox.pending);
+  setText("outbox-failed", outbox.failed);
+  setText("outbox-age", Math.round(outbox.oldestPendingAgeSeconds));
+  samples.push({ t: Date.now(), pending: outbox.pending, published: outbox.publishedByThisInstance });
+  if (samples.length > MAX_POINTS) samples.shift();
+  drawChart();
+}
+
+async function refreshLedger() {
+  const ledger = await getJson("/ledger");
+  setText("ledger-orders", ledger.orders);
+  setText("ledger-charges", ledger.charges);
+  setText("ledger-notifications", ledger.notifications);
+  setText("ledger-doubles", ledger.doubleCharged);
+}
+
+async function refreshInbox() {
+  const body = document.querySelector("#inbox tbody");
+  const rows = await getJson("/admin/inbox");
+  body.replaceChildren();
+  for (const s of rows) {
+    const tr = document.createElement("tr");
+    tr.dataset.subscription = s.subscription;
+    for (const v of [s.subscription, s.mode, s.processed, s.duplicates, s.conflicts, s.retries,
+                     s.openDeadLetters, s.deferredQueue === undefined ? "" : s.deferredQueue]) {
+      cell(tr, v);
+    }
+    body.appendChild(tr);
+  }
+}
+
+async function act(id, action) {
+  const message = document.getElementById("dead-letter-message");
+  const response = await fetch(`/admin/dead-letters/${id}/${action}`,
+                               { method: "POST", credentials: "same-origin" });
+  const body = await response.json().catch(() => ({}));
+  message.textContent = response.ok
+    ? `Dead letter ${id}: ${body.status}`
+    : `Dead letter ${id}: ${body.error || response.status}`;
+  await refreshDeadLetters();
+}
+
+async function refreshDeadLetters() {
+  const body = document.querySelector("#dead-letters tbody");
+  const letters = await getJson("/admin/dead-letters?limit=100");
+  body.replaceChildren();
+  for (const d of letters) {
+    const tr = document.createElement("tr");
+    tr.dataset.id = d.id;
+    cell(tr, d.id);
+    cell(tr, d.subscription);
+    cell(tr, d.type);
+    cell(tr, d.reason);
+    cell(tr, d.error, "error").title = d.error || "";
+    cell(tr, d.attempts);
+    const actions = cell(tr, "");
+    for (const action of ["replay", "discard"]) {
+      const button = document.createElement("button");
+      button.textContent = action === "replay" ? "Replay" : "Discard";
+      button.className = action;
+      button.addEventListener("click", () => act(d.id, action));
+      actions.appendChild(button);
+    }
+    body.appendChild(tr);
+  }
+}
+
+async function refreshLeases() {
+  const list = document.getElementById("leases");
+  const byOwner = await getJson("/admin/outbox/leases");
+  list.replaceChildren();
+  for (const [owner, partitions] of Object.entries(byOwner)) {
+    const li = document.createElement("li");
+    li.textContent = `${owner}: ${partitions.length} partitions (${partitions.join(", ")})`;
+    list.appendChild(li);
+  }
+}
+
+async function refresh() {
+  try {
+    await Promise.all([refreshOutbox(), refreshLedger(), refreshInbox(), refreshDeadLetters(),
+                       refreshLeases()]);
+    setText("updated", "updated " + new Date().toLocaleTimeString());
+  } catch (e) {
+    setText("updated", "update failed: " + e.message);
+  }
+}
+
+refresh();
+setInterval(refresh, 2000);

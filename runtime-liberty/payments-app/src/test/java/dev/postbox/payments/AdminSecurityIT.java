@@ -1,0 +1,67 @@
+package dev.postbox.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/** The admin API and console need the admin role; input is validated. */
+class AdminSecurityIT {
+
+  private final PaymentsApi api = new PaymentsApi();
+
+  @Test
+  void withoutCredentialsTheAdminApiAndConsoleAnswer401() {
+    assertThat(api.get("/admin/outbox").statusCode()).isEqualTo(401);
+    assertThat(api.get("/admin/dead-letters").statusCode()).isEqualTo(401);
+    assertThat(api.post("/admin/load?orders=1", null).statusCode()).isEqualTo(401);
+    assertThat(api.get("/console/index.html").statusCode()).isEqualTo(401);
+    assertThat(api.get("/admin/outbox", "admin:wrong").statusCode()).isEqualTo(401);
+  }
+
+  @Test
+  void anAuthenticatedUserWithoutTheAdminRoleGets403() {
+    assertThat(api.get("/admin/outbox", "viewer:viewer").statusCode()).isEqualTo(403);
+    assertThat(api.post("/admin/dead-letters/1/discard", null, "viewer:viewer").statusCode())
+        .isEqualTo(403);
+  }
+
+  @Test
+  void theAdminGetsIn() {
+    var outbox = api.get("/admin/outbox", "admin:admin");
+    assertThat(outbox.statusCode()).isEqualTo(200);
+    assertThat(outbox.body()).contains("\"pending\":");
+    assertThat(api.get("/admin/outbox/leases", "admin:admin").body()).contains("[");
+    assertThat(api.get("/admin/inbox", "admin:admin").body())
+        .contains("orders/payments")
+        .contains("payments/notifications");
+  }
+
+  @Test
+  void badIdsAndHugePagesGet400WithAMessage() {
+    var badId = api.get("/admin/dead-letters/abc", "admin:admin");
+    assertThat(badId.statusCode()).isEqualTo(400);
+    assertThat(badId.body()).contains("id must be a positive whole number");
+    assertThat(api.post("/admin/outbox/failed/-3/retry", null, "admin:admin").statusCode())
+        .isEqualTo(400);
+    var hugePage = api.get("/admin/dead-letters?limit=1000000", "admin:admin");
+    assertThat(hugePage.statusCode()).isEqualTo(400);
+    assertThat(hugePage.body()).contains("limit must be between 1 and 500");
+    assertThat(api.get("/admin/dead-letters?subscription=nope", "admin:admin").statusCode())
+        .isEqualTo(400);
+    assertThat(api.post("/admin/load?orders=0", null, "admin:admin").statusCode()).isEqualTo(400);
+    assertThat(api.get("/admin/dead-letters/99999999", "admin:admin").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void healthAndMetricsAreOpenForProbesAndScrapers() {
+    var ready = api.get("/health/ready");
+    assertThat(ready.statusCode()).isEqualTo(200);
+    assertThat(ready.body()).contains("postbox-outbox").contains("postbox-inbox");
+    assertThat(api.get("/health/live").body()).contains("postbox-inbox-loops");
+    var metrics = api.get("/metrics");
+    assertThat(metrics.statusCode()).isEqualTo(200);
+    assertThat(metrics.body())
+        .contains("postbox_outbox_pending")
+        .contains("postbox_inbox_processed_total");
+  }
+}

@@ -1,0 +1,159 @@
+package dev.postbox.payments;
+
+import static dev.postbox.payments.PaymentsApi.number;
+import static dev.postbox.payments.PaymentsApi.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Envelope;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The payments app as the build deploys it (embedded H2, embedded Artemis) in a real Liberty
+ * server: orders flow through the outbox, charges and notifications through the inbox.
+ */
+class PaymentsFlowIT {
+
+  private final PaymentsApi api = new PaymentsApi();
+
+  @Test
+  void aHundredOrdersGiveExactlyAHundredChargesAndAHundredNotifications() throws Exception {
+    long orders0 = api.ledger("orders");
+    long charges0 = api.ledger("charges");
+    long charged0 = api.ledger("chargedTotalCents");
+    long notifications0 = api.ledger("notifications");
+    ExecutorService clients = Executors.newFixedThreadPool(4);
+    List<Future<Long>> placed = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      int n = i;
+      placed.add(
+          clients.submit(
+              () -> {
+                long cents = 100 + ThreadLocalRandom.current().nextLong(10_000);
+                HttpResponse<String> r =
+                    api.post(
+                        "/orders", "{\"customer\":\"it-" + n + "\",\"amountCents\":" + cents + "}");
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+                return cents;
+              }));
+    }
+    long total = 0;
+    for (Future<Long> f : placed) {
+      total += f.get();
+    }
+    clients.shutdown();
+    long expectedTotal = total;
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                api.ledger("charges") - charges0 >= 100
+                    && api.ledger("notifications") - notifications0 >= 100);
+    await()
+        .during(Duration.ofSeconds(2))
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                api.ledger("charges") - charges0 == 100
+                    && api.ledger("notifications") - notifications0 == 100);
+    assertThat(api.ledger("orders") - orders0).isEqualTo(100);
+    assertThat(api.ledger("chargedTotalCents") - charged0).isEqualTo(expectedTotal);
+    assertThat(api.ledger("doubleCharged")).isZero();
+  }
+
+  @Test
+  void aRetryWithTheSameIdempotencyKeyPlacesNoSecondOrder() {
+    String key = "retry-" + System.nanoTime();
+    String body = "{\"customer\":\"careful\",\"amountCents\":4200}";
+    HttpResponse<String> first = api.post("/orders", body, "Idempotency-Key", key);
+    HttpResponse<String> retry = api.post("/orders", body, "Idempotency-Key", key);
+    assertThat(first.statusCode()).isEqualTo(201);
+    assertThat(retry.statusCode()).isEqualTo(200);
+    assertThat(text(retry.body(), "orderId")).isEqualTo(text(first.body(), "orderId"));
+  }
+
+  @Test
+  void badOrdersAreRefusedWithAClearMessage() {
+    HttpResponse<String> blank = api.post("/orders", "{\"customer\":\"\",\"amountCents\":5}");
+    assertThat(blank.statusCode()).isEqualTo(400);
+    assertThat(blank.body()).contains("customer is required");
+    HttpResponse<String> negative = api.post("/orders", "{\"customer\":\"x\",\"amountCents\":-5}");
+    assertThat(negative.statusCode()).isEqualTo(400);
+    assertThat(negative.body()).contains("amountCents");
+    HttpResponse<String> garbage = api.post("/orders", "not json");
+    assertThat(garbage.statusCode()).isEqualTo(400);
+    assertThat(api.get("/orders?limit=100000").statusCode()).isEqualTo(400);
+  }
+
+  @Test
+  void republishedEventsAndAConflictingPayloadChargeNothingTwice() throws Exception {
+    long charges0 = api.ledger("charges");
+    // Straight to the embedded broker, past the app, without Artemis's own duplicate detection:
+    // every copy must reach the inbox, and the inbox alone must reject it.
+    try (Broker broker =
+        Brokers.open(
+            "artemis",
+            Map.of(
+                "url",
+                System.getProperty("payments.artemis.url"),
+                "duplicate.detection",
+                "false"))) {
+      Envelope order =
+          Envelope.builder()
+              .source("urn:postbox:payments-it")
+              .type("OrderCaptured")
+              .key("direct-1")
+              .payload("{\"orderId\":\"direct-1\",\"customer\":\"direct\",\"amountCents\":700}")
+              .build();
+      broker.publisher().publishAll("orders", List.of(order, order, order));
+      Envelope tampered =
+          order.toBuilder()
+              .payload("{\"orderId\":\"direct-1\",\"customer\":\"direct\",\"amountCents\":1}")
+              .build();
+      broker.publisher().publish("orders", tampered);
+      await().atMost(Duration.ofSeconds(30)).until(() -> conflictLetterFor(order.id()) != null);
+      await()
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> api.ledger("charges") - charges0 == 1);
+
+      // Inspect and replay the conflict: marked REPLAYED, and still one charge.
+      String letter = conflictLetterFor(order.id());
+      long id = number(letter, "id");
+      HttpResponse<String> detail = api.get("/admin/dead-letters/" + id, "admin:admin");
+      assertThat(detail.statusCode()).isEqualTo(200);
+      assertThat(detail.body()).contains("\\\"amountCents\\\":1").contains("CONFLICT");
+      HttpResponse<String> replay =
+          api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin");
+      assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
+      assertThat(replay.body()).contains("\"handlerRan\":false");
+      assertThat(
+              api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin").statusCode())
+          .isEqualTo(409);
+      assertThat(api.ledger("charges") - charges0).isEqualTo(1);
+      String inbox = api.get("/admin/inbox", "admin:admin").body();
+      assertThat(inbox).containsPattern("\"duplicates\":[1-9]");
+    }
+  }
+
+  private String conflictLetterFor(String eventId) {
+    String letters = api.get("/admin/dead-letters?limit=500", "admin:admin").body();
+    for (String letter : letters.split("\\},\\{")) {
+      if (letter.contains(eventId) && letter.contains("\"reason\":\"CONFLICT\"")) {
+        return letter;
+      }
+    }
+    return null;
+  }
+}
