@@ -14,18 +14,27 @@ import java.util.regex.Pattern;
 /** A small HTTP client for the running payments server (the URL comes from the build). */
 final class PaymentsApi {
 
-  static final String URL = System.getProperty("payments.url", "http://localhost:9080");
+  private final String url;
+
+  /** The server the build started. */
+  PaymentsApi() {
+    this(System.getProperty("payments.url", "http://localhost:9080"));
+  }
+
+  PaymentsApi(String url) {
+    this.url = url;
+  }
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   HttpResponse<String> get(String path, String... userPassword) {
-    return send(HttpRequest.newBuilder(URI.create(URL + path)).GET(), userPassword);
+    return send(HttpRequest.newBuilder(URI.create(url + path)).GET(), userPassword);
   }
 
   HttpResponse<String> post(String path, String json, String... headersThenUser) {
     HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(URL + path))
+        HttpRequest.newBuilder(URI.create(url + path))
             .header("Content-Type", "application/json")
             .POST(
                 json == null

@@ -10,13 +10,8 @@ import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,47 +24,7 @@ class PaymentsFlowIT {
 
   @Test
   void aHundredOrdersGiveExactlyAHundredChargesAndAHundredNotifications() throws Exception {
-    long orders0 = api.ledger("orders");
-    long charges0 = api.ledger("charges");
-    long charged0 = api.ledger("chargedTotalCents");
-    long notifications0 = api.ledger("notifications");
-    ExecutorService clients = Executors.newFixedThreadPool(4);
-    List<Future<Long>> placed = new ArrayList<>();
-    for (int i = 0; i < 100; i++) {
-      int n = i;
-      placed.add(
-          clients.submit(
-              () -> {
-                long cents = 100 + ThreadLocalRandom.current().nextLong(10_000);
-                HttpResponse<String> r =
-                    api.post(
-                        "/orders", "{\"customer\":\"it-" + n + "\",\"amountCents\":" + cents + "}");
-                assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
-                return cents;
-              }));
-    }
-    long total = 0;
-    for (Future<Long> f : placed) {
-      total += f.get();
-    }
-    clients.shutdown();
-    long expectedTotal = total;
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                api.ledger("charges") - charges0 >= 100
-                    && api.ledger("notifications") - notifications0 >= 100);
-    await()
-        .during(Duration.ofSeconds(2))
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () ->
-                api.ledger("charges") - charges0 == 100
-                    && api.ledger("notifications") - notifications0 == 100);
-    assertThat(api.ledger("orders") - orders0).isEqualTo(100);
-    assertThat(api.ledger("chargedTotalCents") - charged0).isEqualTo(expectedTotal);
-    assertThat(api.ledger("doubleCharged")).isZero();
+    HundredOrders.placeAndAwait(api);
   }
 
   @Test

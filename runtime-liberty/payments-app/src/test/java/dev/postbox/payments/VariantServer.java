@@ -1,0 +1,152 @@
+package dev.postbox.payments;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A second Liberty server running the payments app on another broker, as a user would deploy it:
+ * the built WAR with an adapter's jars added to WEB-INF/lib (what {@code -Pkafka} or {@code -Psqs}
+ * puts there), the app's own server.xml, and the broker settings as server variables.
+ */
+final class VariantServer implements AutoCloseable {
+
+  private final Path wlp = Path.of(System.getProperty("liberty.wlp"));
+  private final String name;
+  private final Path dir;
+  private final int port = freePort();
+
+  /**
+   * @param adapter the folder under target/adapters whose jars join the WAR: kafka or sqs
+   * @param variables server variables, e.g. postbox.broker=kafka and its settings
+   */
+  VariantServer(String adapter, Map<String, String> variables) {
+    this.name = "payments-" + adapter;
+    this.dir = wlp.resolve("usr/servers/" + name);
+    try {
+      deleteRecursively(dir);
+      Files.createDirectories(dir.resolve("apps"));
+      Files.createDirectories(dir.resolve("configDropins/overrides"));
+      Files.copy(Path.of(System.getProperty("payments.config")), dir.resolve("server.xml"));
+      copyDirectory(wlp.resolve("usr/servers/payments/lib/jdbc"), dir.resolve("lib/jdbc"));
+      StringBuilder vars = new StringBuilder("<server>\n");
+      vars.append("  <variable name=\"default.http.port\" value=\"").append(port).append("\"/>\n");
+      variables.forEach(
+          (k, v) ->
+              vars.append("  <variable name=\"")
+                  .append(k)
+                  .append("\" value=\"")
+                  .append(v)
+                  .append("\"/>\n"));
+      vars.append("</server>\n");
+      Files.writeString(
+          dir.resolve("configDropins/overrides/broker.xml"), vars, StandardCharsets.UTF_8);
+      Path war = dir.resolve("apps/postbox-payments-app.war");
+      Files.copy(Path.of(System.getProperty("payments.war")), war);
+      try (FileSystem zip = FileSystems.newFileSystem(war);
+          Stream<Path> jars =
+              Files.list(Path.of(System.getProperty("payments.adapters")).resolve(adapter))) {
+        for (Path jar : (Iterable<Path>) jars::iterator) {
+          Files.copy(
+              jar,
+              zip.getPath("/WEB-INF/lib/" + jar.getFileName()),
+              StandardCopyOption.REPLACE_EXISTING);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  String url() {
+    return "http://localhost:" + port;
+  }
+
+  void start() {
+    run("start");
+    PaymentsApi api = new PaymentsApi(url());
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofMillis(500))
+        .ignoreExceptions()
+        .until(() -> api.get("/health/ready").statusCode() == 200);
+  }
+
+  String log() {
+    try {
+      return Files.readString(dir.resolve("logs/messages.log"));
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  @Override
+  public void close() {
+    run("stop");
+  }
+
+  private void run(String action) {
+    try {
+      Process p =
+          new ProcessBuilder(wlp.resolve("bin/server").toString(), action, name)
+              .redirectErrorStream(true)
+              .redirectOutput(dir.resolve("server-" + action + ".out").toFile())
+              .start();
+      if (!p.waitFor(3, TimeUnit.MINUTES) || (p.exitValue() != 0 && action.equals("start"))) {
+        throw new IllegalStateException(
+            "server "
+                + action
+                + " failed: "
+                + Files.readString(dir.resolve("server-" + action + ".out")));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static void copyDirectory(Path from, Path to) throws IOException {
+    Files.createDirectories(to);
+    try (Stream<Path> files = Files.list(from)) {
+      for (Path f : (Iterable<Path>) files::iterator) {
+        Files.copy(f, to.resolve(f.getFileName()));
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path p) throws IOException {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (Stream<Path> all = Files.walk(p)) {
+      for (Path f : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
+        Files.delete(f);
+      }
+    }
+  }
+
+  static URI uri(String s) {
+    return URI.create(s);
+  }
+}
