@@ -18,7 +18,11 @@ final class PaymentsApi {
 
   /** The server the build started. */
   PaymentsApi() {
-    this(System.getProperty("payments.url", "http://localhost:9080"));
+    this(defaultUrl());
+  }
+
+  static String defaultUrl() {
+    return System.getProperty("payments.url", "http://localhost:9080");
   }
 
   PaymentsApi(String url) {

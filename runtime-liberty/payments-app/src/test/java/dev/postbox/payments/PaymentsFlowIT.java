@@ -5,13 +5,9 @@ import static dev.postbox.payments.PaymentsApi.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.postbox.spi.Broker;
-import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,61 +50,29 @@ class PaymentsFlowIT {
   @Test
   void republishedEventsAndAConflictingPayloadChargeNothingTwice() throws Exception {
     long charges0 = api.ledger("charges");
-    // Straight to the embedded broker, past the app, without Artemis's own duplicate detection:
-    // every copy must reach the inbox, and the inbox alone must reject it.
-    try (Broker broker =
-        Brokers.open(
-            "artemis",
-            Map.of(
-                "url",
-                System.getProperty("payments.artemis.url"),
-                "duplicate.detection",
-                "false"))) {
-      Envelope order =
-          Envelope.builder()
-              .source("urn:postbox:payments-it")
-              .type("OrderCaptured")
-              .key("direct-1")
-              .payload("{\"orderId\":\"direct-1\",\"customer\":\"direct\",\"amountCents\":700}")
-              .build();
-      broker.publisher().publishAll("orders", List.of(order, order, order));
-      Envelope tampered =
-          order.toBuilder()
-              .payload("{\"orderId\":\"direct-1\",\"customer\":\"direct\",\"amountCents\":1}")
-              .build();
-      broker.publisher().publish("orders", tampered);
-      await().atMost(Duration.ofSeconds(30)).until(() -> conflictLetterFor(order.id()) != null);
-      await()
-          .during(Duration.ofSeconds(1))
-          .atMost(Duration.ofSeconds(5))
-          .until(() -> api.ledger("charges") - charges0 == 1);
+    Envelope order = DirectPublish.duplicatesAndAConflict("direct-" + System.nanoTime());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> DirectPublish.conflictLetterFor(api, order.id()) != null);
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(5))
+        .until(() -> api.ledger("charges") - charges0 == 1);
 
-      // Inspect and replay the conflict: marked REPLAYED, and still one charge.
-      String letter = conflictLetterFor(order.id());
-      long id = number(letter, "id");
-      HttpResponse<String> detail = api.get("/admin/dead-letters/" + id, "admin:admin");
-      assertThat(detail.statusCode()).isEqualTo(200);
-      assertThat(detail.body()).contains("\\\"amountCents\\\":1").contains("CONFLICT");
-      HttpResponse<String> replay =
-          api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin");
-      assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
-      assertThat(replay.body()).contains("\"handlerRan\":false");
-      assertThat(
-              api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin").statusCode())
-          .isEqualTo(409);
-      assertThat(api.ledger("charges") - charges0).isEqualTo(1);
-      String inbox = api.get("/admin/inbox", "admin:admin").body();
-      assertThat(inbox).containsPattern("\"duplicates\":[1-9]");
-    }
-  }
-
-  private String conflictLetterFor(String eventId) {
-    String letters = api.get("/admin/dead-letters?limit=500", "admin:admin").body();
-    for (String letter : letters.split("\\},\\{")) {
-      if (letter.contains(eventId) && letter.contains("\"reason\":\"CONFLICT\"")) {
-        return letter;
-      }
-    }
-    return null;
+    // Inspect and replay the conflict: marked REPLAYED, and still one charge.
+    String letter = DirectPublish.conflictLetterFor(api, order.id());
+    long id = number(letter, "id");
+    HttpResponse<String> detail = api.get("/admin/dead-letters/" + id, "admin:admin");
+    assertThat(detail.statusCode()).isEqualTo(200);
+    assertThat(detail.body()).contains("\\\"amountCents\\\":1").contains("CONFLICT");
+    HttpResponse<String> replay =
+        api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin");
+    assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
+    assertThat(replay.body()).contains("\"handlerRan\":false");
+    assertThat(api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin").statusCode())
+        .isEqualTo(409);
+    assertThat(api.ledger("charges") - charges0).isEqualTo(1);
+    String inbox = api.get("/admin/inbox", "admin:admin").body();
+    assertThat(inbox).containsPattern("\"duplicates\":[1-9]");
   }
 }

@@ -28,11 +28,16 @@ final class VariantServer implements AutoCloseable {
   private final int port = freePort();
 
   /**
-   * @param adapter the folder under target/adapters whose jars join the WAR: kafka or sqs
+   * @param adapter the folder under target/adapters whose jars join the WAR: kafka or sqs; or
+   *     artemis for the WAR as built
    * @param variables server variables, e.g. postbox.broker=kafka and its settings
    */
   VariantServer(String adapter, Map<String, String> variables) {
-    this.name = "payments-" + adapter;
+    this(adapter, "payments-" + adapter, variables);
+  }
+
+  VariantServer(String adapter, String name, Map<String, String> variables) {
+    this.name = name;
     this.dir = wlp.resolve("usr/servers/" + name);
     try {
       deleteRecursively(dir);
@@ -54,6 +59,9 @@ final class VariantServer implements AutoCloseable {
           dir.resolve("configDropins/overrides/broker.xml"), vars, StandardCharsets.UTF_8);
       Path war = dir.resolve("apps/postbox-payments-app.war");
       Files.copy(Path.of(System.getProperty("payments.war")), war);
+      if (adapter.equals("artemis")) {
+        return; // the WAR as built holds the Artemis adapter and the embedded broker
+      }
       try (FileSystem zip = FileSystems.newFileSystem(war);
           Stream<Path> jars =
               Files.list(Path.of(System.getProperty("payments.adapters")).resolve(adapter))) {

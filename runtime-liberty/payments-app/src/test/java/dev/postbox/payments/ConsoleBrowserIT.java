@@ -1,0 +1,134 @@
+package dev.postbox.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.postbox.spi.Envelope;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The console in a real headless Chromium (Debian's chromium and chromium-driver): the page loads,
+ * shows the numbers the API reports, and its Replay button replays a dead letter.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ConsoleBrowserIT {
+
+  private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+  private static final Path CHROMEDRIVER = Path.of("/usr/bin/chromedriver");
+
+  private final PaymentsApi api = new PaymentsApi();
+  private ChromeDriver browser;
+
+  @BeforeAll
+  void openBrowser() {
+    boolean installed = Files.isExecutable(CHROMIUM) && Files.isExecutable(CHROMEDRIVER);
+    if (!installed && "1".equals(System.getenv("CI_REQUIRE_BROWSER"))) {
+      throw new IllegalStateException(
+          "the console test needs Chromium: apt-get install chromium chromium-driver");
+    }
+    Assumptions.assumeTrue(installed, "Chromium is not installed (chromium, chromium-driver)");
+    ChromeOptions options = new ChromeOptions();
+    options.setBinary(CHROMIUM.toFile());
+    // Headless, and quiet: this machine has no network beyond localhost.
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1280,1600");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile()).build();
+    browser = new ChromeDriver(service, options);
+    // Log in as the admin for every request the page makes (basic auth, as a browser would).
+    String basic =
+        Base64.getEncoder().encodeToString("admin:admin".getBytes(StandardCharsets.UTF_8));
+    browser.executeCdpCommand("Network.enable", Map.of());
+    browser.executeCdpCommand(
+        "Network.setExtraHTTPHeaders",
+        Map.of("headers", Map.of("Authorization", "Basic " + basic)));
+  }
+
+  @AfterAll
+  void closeBrowser() {
+    if (browser != null) {
+      browser.quit();
+    }
+  }
+
+  @Test
+  void theConsoleShowsTheApisNumbersAndItsReplayButtonReplays() throws Exception {
+    api.post("/orders", "{\"customer\":\"console\",\"amountCents\":321}");
+    Envelope order = DirectPublish.duplicatesAndAConflict("console-" + System.nanoTime());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> DirectPublish.conflictLetterFor(api, order.id()) != null);
+    long letterId = PaymentsApi.number(DirectPublish.conflictLetterFor(api, order.id()), "id");
+
+    browser.get(PaymentsApi.defaultUrl() + "/console/index.html");
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(20));
+    wait.until(b -> b.findElement(By.id("updated")).getText().startsWith("updated"));
+
+    // The numbers on the page are the API's.
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                text("ledger-orders").equals(Long.toString(api.ledger("orders")))
+                    && text("ledger-charges").equals(Long.toString(api.ledger("charges"))));
+    assertThat(text("ledger-doubles")).isEqualTo(Long.toString(api.ledger("doubleCharged")));
+    assertThat(text("outbox-pending")).matches("\\d+");
+    assertThat(browser.findElement(By.cssSelector("#inbox tbody")).getText())
+        .contains("orders/payments")
+        .contains("payments/notifications");
+    assertThat(browser.findElement(By.id("leases")).getText()).contains("partitions");
+    // The chart draws once it has two readings (the page polls every two seconds).
+    wait.until(b -> b.findElements(By.cssSelector("#chart polyline")).size() == 2);
+
+    // Replay the conflict from its row.
+    WebElement row =
+        wait.until(
+            b -> b.findElement(By.cssSelector("#dead-letters tr[data-id='" + letterId + "']")));
+    assertThat(row.getText()).contains("CONFLICT");
+    row.findElement(By.cssSelector("button.replay")).click();
+    wait.until(b -> b.findElement(By.id("dead-letter-message")).getText().contains("REPLAYED"));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                browser
+                    .findElements(By.cssSelector("#dead-letters tr[data-id='" + letterId + "']"))
+                    .isEmpty());
+    assertThat(api.get("/admin/dead-letters/" + letterId, "admin:admin").body())
+        .contains("\"status\":\"REPLAYED\"");
+
+    Files.write(
+        Path.of(System.getProperty("java.io.tmpdir"), "console.png"),
+        browser.getScreenshotAs(OutputType.BYTES));
+  }
+
+  private String text(String id) {
+    return browser.findElement(By.id(id)).getText();
+  }
+}
