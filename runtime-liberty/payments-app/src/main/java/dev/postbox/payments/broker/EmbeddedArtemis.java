@@ -25,8 +25,9 @@ public class EmbeddedArtemis {
 
   private static final System.Logger LOG = System.getLogger(EmbeddedArtemis.class.getName());
 
+  /** Off unless the server says so: the default build's server.xml variables turn it on. */
   @Inject
-  @ConfigProperty(name = "payments.embedded-artemis")
+  @ConfigProperty(name = "payments.embedded-artemis", defaultValue = "false")
   boolean enabled;
 
   @Inject

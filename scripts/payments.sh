@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The main job: builds Postbox and runs the payments app on Open Liberty, in the foreground,
+# on http://localhost:9080 with the embedded defaults (an H2 file database and an Artemis broker
+# inside the server). Ctrl-C stops it; its data stays under
+# runtime-liberty/payments-app/target/liberty/wlp/usr/servers/payments/.
+#
+#   scripts/payments.sh              # embedded H2 + embedded Artemis
+#   scripts/payments.sh -Pkafka      # the Kafka adapter; start a broker with scripts/kafka-local.sh
+#   scripts/payments.sh -Psqs        # the SQS adapter; start ElasticMQ with scripts/elasticmq-local.sh
+#
+# Other settings come from the environment, e.g. DB_URL, DB_DRIVER, DB_USER, DB_PASSWORD,
+# POSTBOX_BROKER_BOOTSTRAP_SERVERS, ADMIN_PASSWORD (see docs/payments-app.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./mvnw -B -q -pl runtime-liberty/payments-app -am install -DskipTests -DskipITs "$@"
+exec ./mvnw -B -pl runtime-liberty/payments-app liberty:run "$@"
