@@ -91,6 +91,22 @@ final class VariantServer implements AutoCloseable {
         .until(() -> api.get("/health/ready").statusCode() == 200);
   }
 
+  /** SIGKILL: no shutdown hooks, no graceful anything; then waits until the process is gone. */
+  void kill() {
+    Path pidFile = wlp.resolve("usr/servers/.pid/" + name + ".pid");
+    try {
+      long pid = Long.parseLong(Files.readString(pidFile).trim());
+      ProcessHandle.of(pid)
+          .ifPresent(
+              p -> {
+                p.destroyForcibly();
+                p.onExit().orTimeout(30, TimeUnit.SECONDS).join();
+              });
+    } catch (IOException | NumberFormatException e) {
+      throw new IllegalStateException("no pid for server " + name, e);
+    }
+  }
+
   String log() {
     try {
       return Files.readString(dir.resolve("logs/messages.log"));

@@ -134,6 +134,9 @@ public final class InboxProcessor {
     if (valid.isEmpty()) {
       return;
     }
+    if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
+      valid.forEach(item -> item.delivery.ack()); // the breach a negative control must catch
+    }
     if (settings.batch() && valid.size() > 1) {
       try {
         Set<String> recheck = new HashSet<>();
@@ -193,8 +196,9 @@ public final class InboxProcessor {
     List<Outcome> out = new ArrayList<>(items.size());
     List<Envelope> queued = new ArrayList<>();
     List<Map<String, String>> queuedMetadata = new ArrayList<>();
+    boolean skipDedup = settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP;
     for (int i = 0; i < items.size(); i++) {
-      if (!fresh[i]) {
+      if (!fresh[i] && !skipDedup) {
         out.add(duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
       } else if (deferred) {
         queued.add(items.get(i).envelope);
@@ -208,6 +212,7 @@ public final class InboxProcessor {
       recheck.addAll(
           pending.enqueueAll(c, settings.subscription(), queued, queuedMetadata, clock.instant()));
     }
+    countDuplicates(c, out);
     return out;
   }
 
@@ -216,10 +221,21 @@ public final class InboxProcessor {
       return handleAll(c, List.of(item), recheck).get(0);
     }
     String fingerprint = fingerprint(item.envelope.payload());
-    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
+    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())
+        || settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP) {
       return runHandler(c, item.envelope);
     }
-    return duplicateOrConflict(c, item, fingerprint);
+    Outcome outcome = duplicateOrConflict(c, item, fingerprint);
+    countDuplicates(c, List.of(outcome));
+    return outcome;
+  }
+
+  /** Duplicates are counted durably, in the transaction that rejects them. */
+  private void countDuplicates(Connection c, List<Outcome> outcomes) throws SQLException {
+    long n = outcomes.stream().filter(o -> o == Outcome.DUPLICATE).count();
+    if (n > 0) {
+      repo.countDuplicates(c, settings.subscription(), n);
+    }
   }
 
   private Outcome runHandler(Connection c, Envelope e) throws SQLException {
@@ -281,7 +297,9 @@ public final class InboxProcessor {
 
   /** Commit came first; now the ack. */
   private void settled(Item item, Outcome outcome) {
-    item.delivery.ack();
+    if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
+      item.delivery.ack();
+    }
     switch (outcome) {
       case PROCESSED -> listener.processed(settings.subscription(), item.envelope);
       case RECEIVED -> listener.received(settings.subscription(), item.envelope);
@@ -291,6 +309,9 @@ public final class InboxProcessor {
   }
 
   private void failed(Item item, RuntimeException failure) {
+    if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
+      return; // acknowledged already: a naive consumer has nothing left to undo, and loses it
+    }
     Throwable cause = failure instanceof HandlerException h ? h.getCause() : failure;
     String error = describe(cause);
     String id = item.envelope.id();

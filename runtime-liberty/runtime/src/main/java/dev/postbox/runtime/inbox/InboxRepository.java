@@ -22,6 +22,7 @@ final class InboxRepository {
   private final Dialect dialect;
   private final String recordSql;
   private final String attemptSql;
+  private final String countDuplicatesSql;
 
   InboxRepository(Dialect dialect) {
     this.dialect = dialect;
@@ -46,6 +47,22 @@ final class InboxRepository {
                   + ")"
                   + " VALUES (s.subscription, s.event_id, ?, ?, ?, ?, ?, ?)";
         };
+    this.countDuplicatesSql =
+        switch (dialect) {
+          case POSTGRESQL ->
+              "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
+                  + " ON CONFLICT (subscription) DO UPDATE"
+                  + " SET duplicates = postbox_inbox_counter.duplicates + EXCLUDED.duplicates";
+          case MARIADB ->
+              "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
+                  + " ON DUPLICATE KEY UPDATE duplicates = duplicates + VALUES(duplicates)";
+          case H2 ->
+              "MERGE INTO postbox_inbox_counter t USING (VALUES (CAST(? AS VARCHAR(255)),"
+                  + " CAST(? AS BIGINT))) s(subscription, n) ON t.subscription = s.subscription"
+                  + " WHEN MATCHED THEN UPDATE SET duplicates = t.duplicates + s.n"
+                  + " WHEN NOT MATCHED THEN INSERT (subscription, duplicates)"
+                  + " VALUES (s.subscription, s.n)";
+        };
     this.attemptSql =
         switch (dialect) {
           case POSTGRESQL ->
@@ -60,6 +77,26 @@ final class InboxRepository {
               "MERGE INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
                   + " KEY (subscription, event_id) VALUES (?, ?, ?, ?, ?)";
         };
+  }
+
+  /** Adds to the subscription's durable duplicate count, in the caller's transaction. */
+  void countDuplicates(Connection c, String subscription, long n) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(countDuplicatesSql)) {
+      ps.setString(1, subscription);
+      ps.setLong(2, n);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Duplicates rejected for a subscription since its first delivery; 0 if none. */
+  long duplicatesCounted(Connection c, String subscription) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT duplicates FROM postbox_inbox_counter WHERE subscription = ?")) {
+      ps.setString(1, subscription);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
   }
 
   /**

@@ -28,7 +28,21 @@ public record InboxSettings(
     int maxPayloadBytes,
     boolean batch,
     int workers,
-    boolean deferred) {
+    boolean deferred,
+    Unsafe unsafe) {
+
+  /**
+   * Deliberate breaches of the inbox's promise, so that a crash harness can prove it catches them
+   * (its negative control). Never for production: the runtime logs a warning at startup.
+   */
+  public enum Unsafe {
+    /** The promise kept. */
+    NONE,
+    /** Run the handler even for an event id already recorded: redeliveries double the effect. */
+    SKIP_DEDUP,
+    /** Acknowledge before the transaction commits: a crash or failure after the ack loses it. */
+    ACK_BEFORE_COMMIT
+  }
 
   public InboxSettings {
     if (subscription == null || subscription.isBlank()) {
@@ -42,35 +56,47 @@ public record InboxSettings(
     if (workers < 1) {
       throw new IllegalArgumentException("workers must be >= 1");
     }
+    Objects.requireNonNull(unsafe, "unsafe");
   }
 
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
     return new InboxSettings(
-        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false);
+        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false, Unsafe.NONE);
   }
 
   public InboxSettings withTypes(Set<String> t) {
-    return new InboxSettings(subscription, t, retry, maxPayloadBytes, batch, workers, deferred);
+    return new InboxSettings(
+        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, unsafe);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
-    return new InboxSettings(subscription, types, r, maxPayloadBytes, batch, workers, deferred);
+    return new InboxSettings(
+        subscription, types, r, maxPayloadBytes, batch, workers, deferred, unsafe);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred);
+    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred, unsafe);
   }
 
   public InboxSettings withBatch(boolean b) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, b, workers, deferred);
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, b, workers, deferred, unsafe);
   }
 
   public InboxSettings withWorkers(int n) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, n, deferred);
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, n, deferred, unsafe);
   }
 
   public InboxSettings withDeferred(boolean d) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, workers, d);
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, workers, d, unsafe);
+  }
+
+  /** For a negative control only; see {@link Unsafe}. */
+  public InboxSettings withUnsafe(Unsafe u) {
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, u);
   }
 }

@@ -30,7 +30,8 @@ record InboxConfig(
     Duration dedupWindow,
     int retentionBatch,
     Duration redriveDelay,
-    int redriveMaxTimes) {
+    int redriveMaxTimes,
+    InboxSettings.Unsafe unsafe) {
 
   static final List<String> KEYS =
       List.of(
@@ -44,7 +45,8 @@ record InboxConfig(
           "postbox.inbox.dedup-window",
           "postbox.inbox.retention.batch",
           "postbox.inbox.redrive.delay",
-          "postbox.inbox.redrive.max-times");
+          "postbox.inbox.redrive.max-times",
+          "postbox.inbox.unsafe");
 
   static InboxConfig parse(BrokerConfig c) {
     RetryPolicy retry =
@@ -87,7 +89,21 @@ record InboxConfig(
             Duration.ofDays(3650)),
         c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),
         redrive,
-        c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000));
+        c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000),
+        unsafe(c));
+  }
+
+  /** The negative control's switch: none, skip-dedup or ack-before-commit. */
+  private static InboxSettings.Unsafe unsafe(BrokerConfig c) {
+    String value = c.string("postbox.inbox.unsafe", "none");
+    return switch (value) {
+      case "none" -> InboxSettings.Unsafe.NONE;
+      case "skip-dedup" -> InboxSettings.Unsafe.SKIP_DEDUP;
+      case "ack-before-commit" -> InboxSettings.Unsafe.ACK_BEFORE_COMMIT;
+      default ->
+          throw c.invalid(
+              "postbox.inbox.unsafe", value, "must be none, skip-dedup or ack-before-commit");
+    };
   }
 
   boolean isDeferred(String destination, String group) {
@@ -103,7 +119,8 @@ record InboxConfig(
         .withMaxPayloadBytes(maxPayloadBytes)
         .withBatch(batch)
         .withWorkers(workers)
-        .withDeferred(isDeferred(destination, group));
+        .withDeferred(isDeferred(destination, group))
+        .withUnsafe(unsafe);
   }
 
   /**

@@ -138,6 +138,15 @@ public class InboxRuntime {
     InboxConfig cfg = postbox.inboxConfig();
     InboxSettings settings = cfg.settingsFor(destination, group, types);
     String subscription = settings.subscription();
+    if (settings.unsafe() != InboxSettings.Unsafe.NONE) {
+      LOG.log(
+          Level.WARNING,
+          "UNSAFE: postbox.inbox.unsafe="
+              + settings.unsafe()
+              + " breaks the inbox's promise on purpose (for a crash harness's negative control);"
+              + " never use it in production. Subscription "
+              + subscription);
+    }
     Counting counting = new Counting(subscription);
     InboxHandler handler =
         (connection, event) -> {
@@ -242,6 +251,11 @@ public class InboxRuntime {
           Level.INFO,
           "could not read the broker's redelivery horizon for " + destination + ": " + e);
     }
+  }
+
+  /** Durable counts, e.g. duplicates rejected over all restarts. */
+  public dev.postbox.runtime.inbox.InboxCounters counters() {
+    return new dev.postbox.runtime.inbox.InboxCounters(postbox.transactions(), postbox.dialect());
   }
 
   /** The running subscriptions, by name. */
