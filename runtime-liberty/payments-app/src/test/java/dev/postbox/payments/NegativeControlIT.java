@@ -16,7 +16,8 @@ class NegativeControlIT {
   void withDedupOffTheHarnessReportsDoubleCharges() throws Exception {
     TortureHarness.Result result =
         new TortureHarness(
-                new TortureHarness.Settings(300, 0, 4, 20, 0, false, Duration.ZERO, "skip-dedup"))
+                new TortureHarness.Settings(
+                    "kafka", 300, 0, 4, 20, 0, false, Duration.ZERO, "skip-dedup"))
             .run();
     System.out.println("NEGATIVE CONTROL SUMMARY\n" + result.summary());
     assertThat(result.verdict().ok()).as(result.summary()).isFalse();

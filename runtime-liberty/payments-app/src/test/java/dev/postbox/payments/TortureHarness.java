@@ -1,6 +1,5 @@
 package dev.postbox.payments;
 
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -23,15 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Effectively-once under crashes: drives the real payments app in its own Liberty process, on
@@ -47,6 +37,7 @@ final class TortureHarness {
    * @param unsafe {@code postbox.inbox.unsafe} for a negative control, or "none"
    */
   record Settings(
+      String broker,
       int orders,
       int kills,
       int clients,
@@ -70,7 +61,7 @@ final class TortureHarness {
     String summary() {
       return String.join(
           "\n",
-          "broker: kafka, database: postgresql, unsafe: " + settings.unsafe(),
+          "broker: " + settings.broker() + ", database: postgresql, unsafe: " + settings.unsafe(),
           "N (orders accepted): " + accepted + " of " + settings.orders(),
           "K (server SIGKILLs): " + settings.kills(),
           "duration: " + duration.toSeconds() + " s",
@@ -86,7 +77,6 @@ final class TortureHarness {
   }
 
   private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test";
-  private static final String SUBSCRIPTION = "orders/payments";
 
   private final Settings settings;
   private final Random random = new Random();
@@ -103,16 +93,16 @@ final class TortureHarness {
   Result run() throws Exception {
     Instant started = Instant.now();
     execute("CREATE SCHEMA " + schema); // a name made here, never input
-    try (KafkaTestBroker kafka = KafkaTestBroker.start()) {
-      kafka.createTopic("orders", 8);
-      kafka.createTopic("payments", 8);
-      injectPoison(kafka);
+    try (TortureBroker broker = TortureBroker.of(settings.broker())) {
+      broker.injectPoison(settings.poison());
       VariantServer server =
-          new VariantServer("kafka", "torture-kafka", serverVariables(kafka.bootstrapServers()));
+          new VariantServer(broker.name(), "torture-" + broker.name(), serverVariables(broker));
       server.start();
       PaymentsApi api = new PaymentsApi(server.url());
-      Thread republisher = startRepublisher(kafka.bootstrapServers());
-      Instant lastKill = Instant.now();
+      Republisher republisher = new Republisher(broker);
+      Thread republishing = new Thread(republisher, "torture-republisher");
+      republishing.setDaemon(true);
+      republishing.start();
       try {
         ExecutorService clients = Executors.newFixedThreadPool(settings.clients());
         AtomicInteger next = new AtomicInteger();
@@ -120,22 +110,22 @@ final class TortureHarness {
           clients.execute(() -> placeOrders(api, next));
         }
         clients.shutdown();
-        lastKill = runChaos(server, kafka, clients);
+        Instant lastKill = runChaos(server, broker, clients);
         if (!clients.awaitTermination(10, TimeUnit.MINUTES)) {
           throw new IllegalStateException("clients did not finish placing orders");
         }
-        Duration drain = drain(kafka.bootstrapServers(), lastKill);
+        Duration drain = drain(republisher, broker.orders, lastKill);
         stopRepublisher.set(true);
-        republisher.join(30_000);
+        republishing.join(30_000);
         return new Result(
             settings,
             accepted.size(),
             republished.get(),
-            duplicatesRejected(),
+            duplicatesRejected(broker),
             Duration.between(started, Instant.now()),
             drain,
             List.copyOf(chaos),
-            verdict());
+            verdict(broker));
       } finally {
         stopRepublisher.set(true);
         server.close();
@@ -145,16 +135,11 @@ final class TortureHarness {
     }
   }
 
-  private Map<String, String> serverVariables(String bootstrap) {
-    Map<String, String> v = new HashMap<>();
+  private Map<String, String> serverVariables(TortureBroker broker) {
+    Map<String, String> v = new HashMap<>(broker.serverVariables());
     v.put("db.url", PG + "?currentSchema=" + schema);
     v.put("db.driver", "org.postgresql.Driver");
     v.put("db.user", "postgres");
-    v.put("payments.embedded-artemis", "false");
-    v.put("postbox.broker", "kafka");
-    v.put("postbox.broker.bootstrap.servers", bootstrap);
-    // A killed server's consumers leave the group after this, not Kafka's default 45 s.
-    v.put("postbox.broker.kafka.consumer.session.timeout.ms", "6000");
     v.put("postbox.partitions", "16");
     v.put("postbox.lease", "5s");
     v.put("postbox.poll-interval", "200ms");
@@ -197,13 +182,13 @@ final class TortureHarness {
    *
    * @return when the last kill's server was back
    */
-  private Instant runChaos(VariantServer server, KafkaTestBroker kafka, ExecutorService clients)
+  private Instant runChaos(VariantServer server, TortureBroker broker, ExecutorService clients)
       throws Exception {
     List<String> plan = new ArrayList<>();
     for (int k = 0; k < settings.kills(); k++) {
       plan.add("kill");
     }
-    if (settings.brokerRestart()) {
+    if (settings.brokerRestart() && !broker.name().equals("sqs")) {
       plan.add(Math.min(1, plan.size()), "broker");
     }
     if (!settings.databasePause().isZero()) {
@@ -232,7 +217,7 @@ final class TortureHarness {
           lastKill = Instant.now();
         }
         case "broker" -> {
-          kafka.restart();
+          broker.restart();
           chaos.add("broker restart at " + state);
         }
         default -> {
@@ -246,7 +231,7 @@ final class TortureHarness {
   }
 
   /** Waits until every accepted order is charged and notified and nothing is in flight. */
-  private Duration drain(String bootstrap, Instant lastKill) {
+  private Duration drain(Republisher republisher, String orders, Instant lastKill) {
     AtomicLong firstSettled = new AtomicLong();
     try {
       org.awaitility.Awaitility.await()
@@ -258,7 +243,7 @@ final class TortureHarness {
                     quietly(this::chargeCount) >= accepted.size()
                         && quietly(this::notificationCount) >= accepted.size()
                         && quietly(this::undispatched) == 0
-                        && republisherCaughtUp(bootstrap);
+                        && republisher.caughtUp(orders);
                 if (!settled) {
                   firstSettled.set(0);
                   return false;
@@ -274,7 +259,7 @@ final class TortureHarness {
     }
   }
 
-  private TortureVerdict verdict() throws SQLException {
+  private TortureVerdict verdict(TortureBroker broker) throws SQLException {
     return TortureVerdict.judge(
         Map.copyOf(accepted),
         perOrder("SELECT order_id, COUNT(*) FROM pay_ledger GROUP BY order_id"),
@@ -284,106 +269,100 @@ final class TortureHarness {
         perOrder(
             "SELECT reason, COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN' GROUP BY reason"),
         settings.poison(),
-        duplicatesRejected(),
+        duplicatesRejected(broker),
         republished.get());
   }
 
   // ---- the independent republisher ----
 
-  private Thread startRepublisher(String bootstrap) {
-    Thread t =
-        new Thread(
-            () -> {
-              Map<String, Object> consumerProps =
-                  Map.of(
-                      ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                      bootstrap,
-                      ConsumerConfig.GROUP_ID_CONFIG,
-                      "torture-republisher-" + schema,
-                      ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
-                      "earliest",
-                      ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                      ByteArrayDeserializer.class,
-                      ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                      ByteArrayDeserializer.class);
-              Map<String, Object> producerProps =
-                  Map.of(
-                      ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                      ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                      ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
-              Random dice = new Random();
-              java.util.Set<String> seen = new java.util.HashSet<>();
-              try (KafkaConsumer<byte[], byte[]> in = new KafkaConsumer<>(consumerProps);
-                  KafkaProducer<byte[], byte[]> out = new KafkaProducer<>(producerProps)) {
-                in.subscribe(List.of("orders"));
-                while (!stopRepublisher.get()) {
-                  for (ConsumerRecord<byte[], byte[]> r : in.poll(Duration.ofMillis(200))) {
-                    // Decide once per event id: its copies (ours, or the relay's after a crash)
-                    // come back through this topic and must not be copied again.
-                    var id = r.headers().lastHeader("ce_id");
-                    boolean firstSight =
-                        id != null && seen.add(new String(id.value(), StandardCharsets.UTF_8));
-                    if (firstSight && dice.nextInt(100) < settings.republishPercent()) {
-                      ProducerRecord<byte[], byte[]> copy =
-                          new ProducerRecord<>("orders", r.partition(), r.key(), r.value());
-                      r.headers().forEach(h -> copy.headers().add(h)); // byte for byte
-                      out.send(copy).get();
-                      republished.incrementAndGet();
-                    }
-                  }
-                  in.commitSync();
-                }
-              } catch (Exception e) {
-                chaos.add("republisher stopped: " + e);
-              }
-            },
-            "torture-republisher");
-    t.setDaemon(true);
-    t.start();
-    return t;
-  }
+  /**
+   * Republishes a share of the events already published to the orders destination, byte for byte
+   * with the same id, through an adapter of its own: the copies are the outbox rows' envelopes, so
+   * the harness works the same on every broker.
+   */
+  private final class Republisher implements Runnable {
+    private final TortureBroker broker;
+    private volatile long lastId;
 
-  /** The republisher has read everything, so every copy it will make is made. */
-  private boolean republisherCaughtUp(String bootstrap) {
-    Map<String, Object> props =
-        Map.of(
-            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-            bootstrap,
-            ConsumerConfig.GROUP_ID_CONFIG,
-            "torture-republisher-" + schema,
-            ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-            ByteArrayDeserializer.class,
-            ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-            ByteArrayDeserializer.class);
-    try (KafkaConsumer<byte[], byte[]> probe = new KafkaConsumer<>(props)) {
-      List<TopicPartition> partitions = new ArrayList<>();
-      probe
-          .partitionsFor("orders")
-          .forEach(p -> partitions.add(new TopicPartition("orders", p.partition())));
-      Map<TopicPartition, Long> ends = probe.endOffsets(partitions);
-      var committed = probe.committed(new java.util.HashSet<>(partitions));
-      for (TopicPartition tp : partitions) {
-        var c = committed.get(tp);
-        if (c == null || c.offset() < ends.get(tp)) {
-          return false;
-        }
-      }
-      return true;
-    } catch (RuntimeException brokerBusy) {
-      return false;
+    Republisher(TortureBroker broker) {
+      this.broker = broker;
     }
-  }
 
-  private void injectPoison(KafkaTestBroker kafka) throws Exception {
-    try (KafkaProducer<byte[], byte[]> raw =
-        new KafkaProducer<>(
-            Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-      for (int i = 0; i < settings.poison(); i++) {
-        raw.send(new ProducerRecord<>("orders", ("poison " + i).getBytes(StandardCharsets.UTF_8)))
-            .get();
+    @Override
+    public void run() {
+      Random dice = new Random();
+      try (var out = dev.postbox.spi.Brokers.open(broker.name(), broker.republisherConfig())) {
+        while (!stopRepublisher.get()) {
+          List<dev.postbox.spi.Envelope> batch = new ArrayList<>();
+          long last = lastId;
+          try (Connection c = connect();
+              PreparedStatement ps =
+                  c.prepareStatement(
+                      "SELECT id, event_id, event_key, event_type, source, subject, content_type,"
+                          + " headers, payload, event_time FROM postbox_outbox"
+                          + " WHERE destination = ? AND status = 'DISPATCHED' AND id > ?"
+                          + " ORDER BY id FETCH FIRST 500 ROWS ONLY")) {
+            ps.setString(1, broker.orders);
+            ps.setLong(2, last);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                last = rs.getLong("id");
+                if (dice.nextInt(100) < settings.republishPercent()) {
+                  batch.add(
+                      dev.postbox.spi.Envelope.builder()
+                          .id(rs.getString("event_id"))
+                          .key(rs.getString("event_key"))
+                          .type(rs.getString("event_type"))
+                          .source(rs.getString("source"))
+                          .subject(rs.getString("subject"))
+                          .dataContentType(rs.getString("content_type"))
+                          .headers(
+                              dev.postbox.runtime.db.StringMapJson.read(rs.getString("headers")))
+                          .payload(rs.getBytes("payload"))
+                          .time(
+                              rs.getObject("event_time", java.time.OffsetDateTime.class)
+                                  .toInstant())
+                          .build());
+                }
+              }
+            }
+          } catch (SQLException databaseDown) {
+            pause(Duration.ofMillis(500));
+            continue;
+          }
+          try {
+            if (!batch.isEmpty()) {
+              out.publisher().publishAll(broker.orders, batch);
+              republished.addAndGet(batch.size());
+            }
+            lastId = last;
+          } catch (RuntimeException brokerDown) {
+            pause(Duration.ofMillis(500)); // retry the same rows
+            continue;
+          }
+          if (batch.isEmpty() && last == lastId) {
+            pause(Duration.ofMillis(200));
+          }
+        }
+      } catch (RuntimeException e) {
+        chaos.add("republisher stopped: " + e);
+      }
+    }
+
+    /** Every dispatched event has had its chance to be copied. */
+    boolean caughtUp(String orders) {
+      try (Connection c = connect();
+          PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT COALESCE(MAX(id), 0) FROM postbox_outbox"
+                      + " WHERE destination = ? AND status = 'DISPATCHED'")) {
+        ps.setString(1, orders);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return lastId >= rs.getLong(1);
+        }
+      } catch (SQLException down) {
+        return false;
       }
     }
   }
@@ -420,13 +399,13 @@ final class TortureHarness {
     return single("SELECT COUNT(*) FROM postbox_outbox WHERE status IN ('PENDING', 'FAILED')");
   }
 
-  private long duplicatesRejected() throws SQLException {
+  private long duplicatesRejected(TortureBroker broker) throws SQLException {
     try (Connection c = connect();
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT COALESCE(SUM(duplicates), 0) FROM postbox_inbox_counter"
                     + " WHERE subscription = ?")) {
-      ps.setString(1, SUBSCRIPTION);
+      ps.setString(1, broker.orders + "/payments");
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);

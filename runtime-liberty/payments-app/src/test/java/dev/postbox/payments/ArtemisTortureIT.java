@@ -1,0 +1,9 @@
+package dev.postbox.payments;
+
+/** The crash harness on Artemis. */
+class ArtemisTortureIT extends TortureContract {
+  @Override
+  String broker() {
+    return "artemis";
+  }
+}

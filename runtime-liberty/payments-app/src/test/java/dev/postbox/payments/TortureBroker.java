@@ -1,0 +1,205 @@
+package dev.postbox.payments;
+
+import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * A real broker for the crash harness: its settings for the app and for the harness's own
+ * republisher, poison injection, and a restart where the broker keeps its messages across one.
+ */
+abstract class TortureBroker implements AutoCloseable {
+
+  /** Destinations of this run only, so runs on a shared broker never meet. */
+  final String orders = "torture-orders-" + UUID.randomUUID().toString().substring(0, 8);
+
+  final String payments = "torture-payments-" + UUID.randomUUID().toString().substring(0, 8);
+
+  /** The adapter's name: kafka, artemis or sqs. */
+  abstract String name();
+
+  /** The adapter's settings, without the {@code postbox.broker.} prefix. */
+  abstract Map<String, String> adapterConfig();
+
+  /** Publishes messages that are not events to the orders destination. */
+  abstract void injectPoison(int count) throws Exception;
+
+  /** Restarts the broker, keeping its messages; false if this broker cannot. */
+  abstract boolean restart();
+
+  /** Server variables: the adapter, its settings, and this run's destinations. */
+  Map<String, String> serverVariables() {
+    Map<String, String> v = new HashMap<>();
+    v.put("postbox.broker", name());
+    adapterConfig().forEach((k, value) -> v.put("postbox.broker." + k, value));
+    v.put("payments.orders.topic", orders);
+    v.put("payments.payments.topic", payments);
+    v.put("payments.embedded-artemis", "false");
+    return v;
+  }
+
+  /** The harness's own publisher: the adapter's settings, minus broker-side deduplication. */
+  Map<String, String> republisherConfig() {
+    return adapterConfig();
+  }
+
+  static TortureBroker of(String name) {
+    return switch (name) {
+      case "kafka" -> new Kafka();
+      case "artemis" -> new Artemis();
+      case "sqs" -> new Sqs();
+      default -> throw new IllegalArgumentException("no torture broker '" + name + "'");
+    };
+  }
+
+  /** Kafka (KRaft) in this JVM; a restart keeps its log. */
+  static final class Kafka extends TortureBroker {
+    private final KafkaTestBroker kafka = KafkaTestBroker.start();
+
+    Kafka() {
+      kafka.createTopic(orders, 8);
+      kafka.createTopic(payments, 8);
+    }
+
+    @Override
+    String name() {
+      return "kafka";
+    }
+
+    @Override
+    Map<String, String> adapterConfig() {
+      // A killed server's consumers leave the group after this, not Kafka's default 45 s.
+      return Map.of(
+          "bootstrap.servers",
+          kafka.bootstrapServers(),
+          "kafka.consumer.session.timeout.ms",
+          "6000");
+    }
+
+    @Override
+    Map<String, String> republisherConfig() {
+      return Map.of("bootstrap.servers", kafka.bootstrapServers());
+    }
+
+    @Override
+    void injectPoison(int count) throws Exception {
+      try (KafkaProducer<byte[], byte[]> raw =
+          new KafkaProducer<>(
+              Map.of(
+                  ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                  ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                  ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+        for (int i = 0; i < count; i++) {
+          raw.send(new ProducerRecord<>(orders, ("poison " + i).getBytes(StandardCharsets.UTF_8)))
+              .get();
+        }
+      }
+    }
+
+    @Override
+    boolean restart() {
+      kafka.restart();
+      return true;
+    }
+
+    @Override
+    public void close() {
+      kafka.close();
+    }
+  }
+
+  /** Artemis in this JVM with a persistent journal; a restart keeps the journal. */
+  static final class Artemis extends TortureBroker {
+    private final ArtemisTestBroker artemis = ArtemisTestBroker.start();
+
+    @Override
+    String name() {
+      return "artemis";
+    }
+
+    @Override
+    Map<String, String> adapterConfig() {
+      return Map.of("url", artemis.url());
+    }
+
+    @Override
+    Map<String, String> republisherConfig() {
+      // Artemis would drop our copies by their duplicate id before the inbox could see them.
+      return Map.of("url", artemis.url(), "duplicate.detection", "false");
+    }
+
+    @Override
+    void injectPoison(int count) throws Exception {
+      try (var factory =
+              new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(artemis.url());
+          var connection = factory.createConnection();
+          var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+          var producer = session.createProducer(session.createQueue(orders))) {
+        for (int i = 0; i < count; i++) {
+          producer.send(session.createTextMessage("poison " + i));
+        }
+      }
+    }
+
+    @Override
+    boolean restart() {
+      artemis.restart();
+      return true;
+    }
+
+    @Override
+    public void close() {
+      artemis.close();
+    }
+  }
+
+  /**
+   * ElasticMQ standing in for SQS. Not restarted: ElasticMQ keeps messages in memory only, so a
+   * restart would lose them for reasons of its own, and SQS itself does not restart.
+   */
+  static final class Sqs extends TortureBroker {
+    private final ElasticMqTestBroker sqs = ElasticMqTestBroker.shared();
+
+    Sqs() {
+      sqs.createQueue(orders);
+      sqs.createQueue(payments);
+    }
+
+    @Override
+    String name() {
+      return "sqs";
+    }
+
+    @Override
+    Map<String, String> adapterConfig() {
+      return sqs.config("fifo", "false");
+    }
+
+    @Override
+    void injectPoison(int count) {
+      String url = sqs.client().getQueueUrl(b -> b.queueName(orders)).queueUrl();
+      for (int i = 0; i < count; i++) {
+        int n = i;
+        sqs.client().sendMessage(b -> b.queueUrl(url).messageBody("poison " + n));
+      }
+    }
+
+    @Override
+    boolean restart() {
+      return false;
+    }
+
+    @Override
+    public void close() {
+      // shared with the other tests of this JVM
+    }
+  }
+}
