@@ -51,6 +51,7 @@ final class TortureHarness {
   record Result(
       Settings settings,
       long accepted,
+      long clientRetries,
       long republished,
       long duplicatesRejected,
       Duration duration,
@@ -64,6 +65,7 @@ final class TortureHarness {
           "broker: " + settings.broker() + ", database: postgresql, unsafe: " + settings.unsafe(),
           "N (orders accepted): " + accepted + " of " + settings.orders(),
           "K (server SIGKILLs): " + settings.kills(),
+          "client retries with the same Idempotency-Key after errors or timeouts: " + clientRetries,
           "duration: " + duration.toSeconds() + " s",
           "lost: " + verdict.lost() + ", doubled: " + verdict.doubled(),
           "republished byte for byte: " + republished,
@@ -83,6 +85,7 @@ final class TortureHarness {
   private final String schema = "torture_" + Long.toHexString(System.nanoTime());
   private final Map<String, Long> accepted = new ConcurrentHashMap<>();
   private final AtomicLong republished = new AtomicLong();
+  private final AtomicLong clientRetries = new AtomicLong();
   private final List<String> chaos = new ArrayList<>();
   private final AtomicBoolean stopRepublisher = new AtomicBoolean();
 
@@ -120,6 +123,7 @@ final class TortureHarness {
         return new Result(
             settings,
             accepted.size(),
+            clientRetries.get(),
             republished.get(),
             duplicatesRejected(broker),
             Duration.between(started, Instant.now()),
@@ -170,6 +174,7 @@ final class TortureHarness {
         } catch (RuntimeException serverDownOrTimedOut) {
           // the server was killed mid-request, or is restarting: retry with the same key
         }
+        clientRetries.incrementAndGet();
         pause(Duration.ofMillis(200));
       }
     }
