@@ -176,20 +176,7 @@ public final class DeferredInbox implements AutoCloseable {
    * event meanwhile (see {@link PendingEvents}).
    */
   private void recheckHeads(Set<String> keys) {
-    if (keys.isEmpty()) {
-      return;
-    }
-    try {
-      tx.inTransaction(
-          c -> {
-            for (String key : keys) {
-              pending.promote(c, settings.subscription(), key);
-            }
-            return null;
-          });
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "head re-check failed; the next sweep repairs it: " + e);
-    }
+    pending.recheck(tx, settings.subscription(), keys);
   }
 
   /** Repairs heads lost to a crash between a commit and its re-check; at start, then rarely. */

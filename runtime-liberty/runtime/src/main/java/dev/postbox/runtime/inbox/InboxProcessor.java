@@ -279,20 +279,7 @@ public final class InboxProcessor {
    * finished meanwhile without seeing them (see {@link PendingEvents}).
    */
   private void recheckHeads(Set<String> keys) {
-    if (keys.isEmpty()) {
-      return;
-    }
-    try {
-      tx.inTransaction(
-          c -> {
-            for (String key : keys) {
-              pending.promote(c, settings.subscription(), key);
-            }
-            return null;
-          });
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "head re-check failed; the deferred workers' sweep repairs it: " + e);
-    }
+    pending.recheck(tx, settings.subscription(), keys);
   }
 
   /** Commit came first; now the ack. */

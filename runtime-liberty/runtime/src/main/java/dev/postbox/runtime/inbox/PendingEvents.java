@@ -296,6 +296,30 @@ final class PendingEvents {
     return next;
   }
 
+  /**
+   * After a commit, in a transaction of its own: {@link #promote} each key whose next event the
+   * committing side may have missed. A failure is only logged; the workers' sweep repairs it.
+   */
+  void recheck(dev.postbox.runtime.db.Transactions tx, String subscription, Set<String> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    try {
+      tx.inTransaction(
+          c -> {
+            for (String key : keys) {
+              promote(c, subscription, key);
+            }
+            return null;
+          });
+    } catch (RuntimeException e) {
+      System.getLogger(PendingEvents.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "head re-check failed; the deferred workers' sweep repairs it: " + e);
+    }
+  }
+
   /** Events still waiting for a worker in a subscription. */
   long depth(Connection c, String subscription) throws SQLException {
     try (PreparedStatement ps =
