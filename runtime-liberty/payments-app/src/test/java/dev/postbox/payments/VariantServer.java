@@ -44,7 +44,7 @@ final class VariantServer implements AutoCloseable {
       Files.createDirectories(dir.resolve("apps"));
       Files.createDirectories(dir.resolve("configDropins/overrides"));
       Files.copy(Path.of(System.getProperty("payments.config")), dir.resolve("server.xml"));
-      copyDirectory(wlp.resolve("usr/servers/payments-it/lib/jdbc"), dir.resolve("lib/jdbc"));
+      copyDirectory(wlp.resolve("usr/servers/payments/lib/jdbc"), dir.resolve("lib/jdbc"));
       StringBuilder vars = new StringBuilder("<server>\n");
       vars.append("  <variable name=\"default.http.port\" value=\"").append(port).append("\"/>\n");
       variables.forEach(
