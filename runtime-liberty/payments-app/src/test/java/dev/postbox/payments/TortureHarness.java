@@ -440,8 +440,7 @@ final class TortureHarness {
   }
 
   private Connection connect() throws SQLException {
-    Connection c = DriverManager.getConnection(PG + "?currentSchema=" + schema, "postgres", "");
-    return c;
+    return DriverManager.getConnection(PG + "?currentSchema=" + schema, "postgres", "");
   }
 
   private void execute(String sql) throws SQLException {
@@ -465,6 +464,10 @@ final class TortureHarness {
     long read() throws SQLException;
   }
 
+  /**
+   * A retry back-off or a deliberate span of chaos (the clients', the republisher's, the outage's);
+   * never a wait for a result an assertion depends on — those go through Awaitility above.
+   */
   private static void pause(Duration d) {
     try {
       Thread.sleep(d.toMillis());

@@ -3,7 +3,6 @@ package dev.postbox.payments;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
@@ -168,9 +167,5 @@ final class VariantServer implements AutoCloseable {
         Files.delete(f);
       }
     }
-  }
-
-  static URI uri(String s) {
-    return URI.create(s);
   }
 }
