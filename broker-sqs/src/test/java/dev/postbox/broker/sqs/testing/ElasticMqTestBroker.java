@@ -1,13 +1,19 @@
 package dev.postbox.broker.sqs.testing;
 
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import org.elasticmq.rest.sqs.SQSRestServer;
 import org.elasticmq.rest.sqs.SQSRestServerBuilder;
+import org.elasticmq.server.ElasticMQServer;
+import org.elasticmq.server.config.ElasticMQServerConfig;
+import scala.Function0;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.regions.Region;
@@ -17,7 +23,8 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
 /**
  * A real SQS-compatible server (ElasticMQ) in the test JVM on a dynamic port. {@link #shared()}
- * serves every test class in the JVM. ElasticMQ keeps queues in memory.
+ * serves every test class in the JVM and keeps queues in memory; {@link #persistent} keeps them in
+ * a database, so that one can be restarted.
  */
 public final class ElasticMqTestBroker implements AutoCloseable {
 
@@ -26,21 +33,78 @@ public final class ElasticMqTestBroker implements AutoCloseable {
 
   private static ElasticMqTestBroker shared;
 
-  private final SQSRestServer server;
   private final int port;
   private final SqsClient admin;
+  private final Path storage;
+  private Runnable stop;
 
   private ElasticMqTestBroker() {
-    this.server = SQSRestServerBuilder.withDynamicPort().withInterface("localhost").start();
+    SQSRestServer server =
+        SQSRestServerBuilder.withDynamicPort().withInterface("localhost").start();
     this.port = server.waitUntilStarted().localAddress().getPort();
-    this.admin =
-        SqsClient.builder()
-            .endpointOverride(URI.create(endpoint()))
-            .region(Region.US_EAST_1)
-            .credentialsProvider(
-                StaticCredentialsProvider.create(
-                    AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
-            .build();
+    this.storage = null;
+    this.stop = server::stopAndWait;
+    this.admin = client(port);
+  }
+
+  private ElasticMqTestBroker(Path storage) {
+    this.port = freePort();
+    this.storage = storage;
+    startPersistent();
+    this.admin = client(port);
+  }
+
+  /**
+   * A server of its own that keeps queues and messages in an H2 database under {@code storage}, as
+   * ElasticMQ's {@code messages-storage} setting does, so {@link #restart()} loses nothing.
+   */
+  public static ElasticMqTestBroker persistent(Path storage) {
+    return new ElasticMqTestBroker(storage);
+  }
+
+  /**
+   * Stops the server and starts it again on the same port, with the messages it had: in flight ones
+   * come back when their visibility timeout ends, as on SQS.
+   *
+   * @throws IllegalStateException for an in-memory server, which would lose everything
+   */
+  public synchronized void restart() {
+    if (storage == null) {
+      throw new IllegalStateException("an in-memory ElasticMQ loses its messages on restart");
+    }
+    stop.run();
+    startPersistent();
+  }
+
+  private void startPersistent() {
+    Map<String, Object> settings = new HashMap<>();
+    settings.put("rest-sqs.bind-port", port);
+    settings.put("rest-sqs.bind-hostname", "localhost");
+    settings.put("node-address.host", "localhost");
+    settings.put("node-address.port", port);
+    settings.put("messages-storage.enabled", true);
+    settings.put(
+        "messages-storage.uri", "jdbc:h2:" + storage.resolve("elasticmq").toAbsolutePath());
+    Config config = ConfigFactory.parseMap(settings).withFallback(ConfigFactory.load());
+    Function0<?> shutdown = new ElasticMQServer(new ElasticMQServerConfig(config)).start();
+    this.stop = shutdown::apply;
+  }
+
+  private static SqsClient client(int port) {
+    return SqsClient.builder()
+        .endpointOverride(URI.create("http://localhost:" + port))
+        .region(Region.US_EAST_1)
+        .credentialsProvider(
+            StaticCredentialsProvider.create(AwsBasicCredentials.create(ACCESS_KEY, SECRET_KEY)))
+        .build();
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** The server shared by all tests in this JVM; stopped at JVM exit. */
@@ -59,11 +123,7 @@ public final class ElasticMqTestBroker implements AutoCloseable {
 
   /** An endpoint where nothing listens. */
   public static String unreachableEndpoint() {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return "http://localhost:" + socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return "http://localhost:" + freePort();
   }
 
   /** The adapter configuration for this server, plus extra keys. */
@@ -105,6 +165,6 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   @Override
   public void close() {
     admin.close();
-    server.stopAndWait();
+    stop.run();
   }
 }
