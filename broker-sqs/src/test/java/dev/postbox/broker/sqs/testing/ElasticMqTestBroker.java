@@ -7,7 +7,9 @@ import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.elasticmq.rest.sqs.SQSRestServer;
 import org.elasticmq.rest.sqs.SQSRestServerBuilder;
@@ -72,8 +74,15 @@ public final class ElasticMqTestBroker implements AutoCloseable {
     if (storage == null) {
       throw new IllegalStateException("an in-memory ElasticMQ loses its messages on restart");
     }
+    List<String> queues = admin.listQueues().queueUrls();
     stop.run();
     startPersistent();
+    // ElasticMQ answers before it has restored its queues from storage; callers of restart() get
+    // the server back whole. (Clients calling meanwhile may see "queue does not exist".)
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .ignoreExceptions()
+        .until(() -> admin.listQueues().queueUrls().containsAll(queues));
   }
 
   private void startPersistent() {
