@@ -32,6 +32,11 @@ import org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants;
  * polling thread (or at close). A nack with delay re-sends a copy of the message with a JMS
  * delivery delay (an Artemis scheduled message), keeping its group and attempt count, and then
  * acknowledges the original: JMS has no per-message negative acknowledgement.
+ *
+ * <p>A lost connection (a broker restart, a network cut) fails that poll retriably and drops the
+ * session; the next poll connects again. Deliveries received on the lost session can no longer be
+ * settled: their acks and nacks are dropped, and the broker redelivers them, as it does for any
+ * unacknowledged message of a closed session.
  */
 final class ArtemisSubscriptionConsumer implements Consumer {
 
@@ -46,34 +51,51 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   private final ConcurrentLinkedQueue<Settlement> settlements = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<ArtemisDelivery> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
-  private final Connection connection;
-  private final Session session;
-  private final MessageConsumer consumer;
-  private final MessageProducer retries;
+  private final ArtemisBroker broker;
+
+  /** The live session; null after a lost connection until the next poll connects again. */
+  private Channel channel;
+
+  /** One connection's session, consumer, and producer for delayed re-sends. */
+  private record Channel(
+      Connection connection, Session session, MessageConsumer consumer, MessageProducer retries) {}
 
   ArtemisSubscriptionConsumer(
       ArtemisBroker broker,
       ArtemisSettings settings,
       Subscription subscription,
       java.util.function.Consumer<ArtemisSubscriptionConsumer> onClose) {
+    this.broker = broker;
     this.subscription = subscription;
     this.settings = settings;
     this.onClose = onClose;
+    this.channel = connect(); // a subscribe that cannot connect fails at once, as documented
+  }
+
+  private Channel connect() {
     Connection c = null;
     try {
       c = broker.connect();
-      this.session = c.createSession(false, ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE);
+      Session session = c.createSession(false, ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE);
       Destination d = ArtemisBroker.destination(session, subscription.destination());
-      this.consumer =
+      MessageConsumer consumer =
           d instanceof Topic topic
               ? session.createSharedDurableConsumer(topic, subscription.group())
               : session.createConsumer(d);
-      this.retries = session.createProducer(null);
-      this.connection = c;
+      return new Channel(c, session, consumer, session.createProducer(null));
     } catch (JMSException | RuntimeException e) {
       closeQuietly(c);
       throw ArtemisErrors.map("subscribe to " + subscription.destination(), e);
     }
+  }
+
+  /** Called with the session lock held, after the connection failed. */
+  private void dropChannel() {
+    if (channel != null) {
+      closeQuietly(channel.connection());
+      channel = null;
+    }
+    inFlight.clear(); // the broker redelivers them; their settlements find nothing to apply
   }
 
   @Override
@@ -90,6 +112,11 @@ final class ArtemisSubscriptionConsumer implements Consumer {
     long deadline = System.nanoTime() + timeout.toNanos();
     sessionLock.lock();
     try {
+      if (channel == null) {
+        channel = connect();
+        LOG.log(Level.INFO, "reconnected the consumer of " + subscription.destination());
+      }
+      MessageConsumer consumer = channel.consumer();
       List<Delivery> out = new ArrayList<>();
       while (true) {
         checkOpen();
@@ -122,6 +149,9 @@ final class ArtemisSubscriptionConsumer implements Consumer {
       if (closed.get()) {
         return List.of();
       }
+      // Most likely the connection is gone; a fresh one at the next poll either works or fails
+      // retriably again.
+      dropChannel();
       throw ArtemisErrors.map("poll " + subscription.destination(), e);
     } finally {
       sessionLock.unlock();
@@ -160,6 +190,10 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   }
 
   private void applySettlements() {
+    if (channel == null) {
+      settlements.clear(); // for deliveries of a lost session: the broker redelivers them
+      return;
+    }
     Settlement s;
     while ((s = settlements.poll()) != null) {
       ArtemisDelivery d = s.delivery();
@@ -180,7 +214,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
 
   private void resendLater(ArtemisDelivery d, Duration delay) throws JMSException {
     Message original = d.message();
-    BytesMessage copy = session.createBytesMessage();
+    BytesMessage copy = channel.session().createBytesMessage();
     copy.writeBytes(CloudEventsJmsProperties.body(original));
     for (var p : CloudEventsJmsProperties.properties(original).entrySet()) {
       String name = p.getKey();
@@ -199,6 +233,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
           CloudEventsJmsProperties.DUPLICATE_ID,
           original.getStringProperty("ce_id") + "#retry" + (d.attempt() + 1));
     }
+    MessageProducer retries = channel.retries();
     retries.setDeliveryDelay(delay.toMillis());
     retries.send(
         original.getJMSDestination(),
@@ -219,7 +254,9 @@ final class ArtemisSubscriptionConsumer implements Consumer {
         applySettlements();
       } finally {
         // Closing the session hands every unacknowledged message back to the broker.
-        closeQuietly(connection);
+        if (channel != null) {
+          closeQuietly(channel.connection());
+        }
       }
     } finally {
       sessionLock.unlock();

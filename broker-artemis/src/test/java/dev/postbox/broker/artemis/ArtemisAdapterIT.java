@@ -140,6 +140,53 @@ class ArtemisAdapterIT {
   }
 
   @Test
+  void aConsumerKeepsConsumingAcrossABrokerRestart() {
+    // Found by the crash harness: the consumer kept polling its dead session for good.
+    try (ArtemisTestBroker own = ArtemisTestBroker.start();
+        Broker broker = open(own.url())) {
+      String queue = "restarts";
+      Consumer consumer = broker.subscribe(Subscription.of(queue, "g"));
+      Envelope acked = event("k", 1);
+      Envelope unacked = event("k", 2);
+      broker.publisher().publishAll(queue, List.of(acked, unacked));
+      Map<String, Delivery> before = new HashMap<>();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                consumer
+                    .poll(10, Duration.ofMillis(200))
+                    .forEach(d -> before.put(d.envelope().id(), d));
+                return before.size() == 2;
+              });
+      before.get(acked.id()).ack();
+      consumer.poll(1, Duration.ofMillis(50)); // applies the ack
+
+      own.restart();
+      Envelope after = event("k", 3);
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
+          .ignoreExceptions() // the publisher's pool and the consumer reconnect on their own
+          .untilAsserted(() -> broker.publisher().publish(queue, after));
+      before.get(unacked.id()).ack(); // from the lost session: dropped, redelivered instead
+
+      Set<String> received = new HashSet<>();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(90))
+          .ignoreExceptions() // polls fail retriably until the consumer has reconnected
+          .until(
+              () -> {
+                for (Delivery d : consumer.poll(10, Duration.ofMillis(200))) {
+                  received.add(d.envelope().id());
+                  d.ack();
+                }
+                return received.contains(after.id()) && received.contains(unacked.id());
+              });
+      assertThat(received).doesNotContain(acked.id());
+    }
+  }
+
+  @Test
   void aKilledConsumersUnackedMessagesAreRedelivered() throws Exception {
     String queue = "crash-" + UUID.randomUUID();
     Set<String> sent = new HashSet<>();
