@@ -6,4 +6,9 @@ class ArtemisTortureIT extends TortureContract {
   String broker() {
     return "artemis";
   }
+
+  @Override
+  int firstKillPhase() {
+    return 1;
+  }
 }

@@ -6,4 +6,9 @@ class KafkaTortureIT extends TortureContract {
   String broker() {
     return "kafka";
   }
+
+  @Override
+  int firstKillPhase() {
+    return 0;
+  }
 }

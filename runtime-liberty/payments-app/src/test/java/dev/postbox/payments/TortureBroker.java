@@ -3,10 +3,16 @@ package dev.postbox.payments;
 import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -32,8 +38,8 @@ abstract class TortureBroker implements AutoCloseable {
   /** Publishes messages that are not events to the orders destination. */
   abstract void injectPoison(int count) throws Exception;
 
-  /** Restarts the broker, keeping its messages; false if this broker cannot. */
-  abstract boolean restart();
+  /** Restarts the broker, keeping its messages. */
+  abstract void restart();
 
   /** Server variables: the adapter, its settings, and this run's destinations. */
   Map<String, String> serverVariables() {
@@ -105,9 +111,8 @@ abstract class TortureBroker implements AutoCloseable {
     }
 
     @Override
-    boolean restart() {
+    void restart() {
       kafka.restart();
-      return true;
     }
 
     @Override
@@ -150,9 +155,8 @@ abstract class TortureBroker implements AutoCloseable {
     }
 
     @Override
-    boolean restart() {
+    void restart() {
       artemis.restart();
-      return true;
     }
 
     @Override
@@ -162,13 +166,20 @@ abstract class TortureBroker implements AutoCloseable {
   }
 
   /**
-   * ElasticMQ standing in for SQS. Not restarted: ElasticMQ keeps messages in memory only, so a
-   * restart would lose them for reasons of its own, and SQS itself does not restart.
+   * ElasticMQ standing in for SQS, in this JVM, keeping its messages in a database so a restart
+   * loses nothing (SQS itself never restarts; this stands in for its endpoint going away).
    */
   static final class Sqs extends TortureBroker {
-    private final ElasticMqTestBroker sqs = ElasticMqTestBroker.shared();
+    private final Path storage;
+    private final ElasticMqTestBroker sqs;
 
     Sqs() {
+      try {
+        storage = Files.createTempDirectory("torture-elasticmq");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      sqs = ElasticMqTestBroker.persistent(storage);
       sqs.createQueue(orders);
       sqs.createQueue(payments);
     }
@@ -193,13 +204,18 @@ abstract class TortureBroker implements AutoCloseable {
     }
 
     @Override
-    boolean restart() {
-      return false;
+    void restart() {
+      sqs.restart();
     }
 
     @Override
-    public void close() {
-      // shared with the other tests of this JVM
+    public void close() throws IOException {
+      sqs.close();
+      try (Stream<Path> files = Files.walk(storage)) {
+        for (Path f : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+          Files.delete(f);
+        }
+      }
     }
   }
 }

@@ -1,7 +1,12 @@
 package dev.postbox.payments;
 
+import dev.postbox.payments.orders.OrderResource;
+import dev.postbox.runtime.crash.CrashPoints;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -32,19 +37,37 @@ import java.util.concurrent.atomic.AtomicLong;
 final class TortureHarness {
 
   /**
+   * The windows the kills aim at, in turn: a {@code POST /orders} committed and not yet answered, a
+   * relay batch published and not yet marked dispatched, an inbox transaction committed and its
+   * delivery not yet acknowledged. Each kill arms its crash point, waits until a thread of the
+   * server is held there, and only then SIGKILLs the process.
+   */
+  static final List<String> KILL_PHASES =
+      List.of(
+          OrderResource.ORDER_COMMITTED_NOT_ANSWERED,
+          CrashPoints.RELAY_PUBLISHED_NOT_MARKED,
+          CrashPoints.INBOX_COMMITTED_NOT_ACKED);
+
+  /**
    * One run's shape.
    *
+   * @param firstPhase the index in {@link #KILL_PHASES} the first kill aims at; the next kills take
+   *     the following phases in turn
+   * @param handlerFailures a transient failure injected this many times inside inbox transactions
+   *     before they commit (the handler has run); 0 for none
    * @param unsafe {@code postbox.inbox.unsafe} for a negative control, or "none"
    */
   record Settings(
       String broker,
       int orders,
       int kills,
+      int firstPhase,
       int clients,
       int republishPercent,
       int poison,
       boolean brokerRestart,
       Duration databasePause,
+      int handlerFailures,
       String unsafe) {}
 
   /** What a run did and found. */
@@ -52,6 +75,8 @@ final class TortureHarness {
       Settings settings,
       long accepted,
       long clientRetries,
+      long answeredFromIdempotencyKey,
+      List<String> killsLanded,
       long republished,
       long duplicatesRejected,
       Duration duration,
@@ -64,8 +89,15 @@ final class TortureHarness {
           "\n",
           "broker: " + settings.broker() + ", database: postgresql, unsafe: " + settings.unsafe(),
           "N (orders accepted): " + accepted + " of " + settings.orders(),
-          "K (server SIGKILLs): " + settings.kills(),
+          "K (server SIGKILLs): "
+              + settings.kills()
+              + (killsLanded.isEmpty()
+                  ? ""
+                  : ", each once a server thread was held in its window: "
+                      + String.join(", ", killsLanded)),
           "client retries with the same Idempotency-Key after errors or timeouts: " + clientRetries,
+          "retries answered with the order the first attempt had placed (200): "
+              + answeredFromIdempotencyKey,
           "duration: " + duration.toSeconds() + " s",
           "lost: " + verdict.lost() + ", doubled: " + verdict.doubled(),
           "republished byte for byte: " + republished,
@@ -86,6 +118,9 @@ final class TortureHarness {
   private final Map<String, Long> accepted = new ConcurrentHashMap<>();
   private final AtomicLong republished = new AtomicLong();
   private final AtomicLong clientRetries = new AtomicLong();
+  private final AtomicLong answeredFromKey = new AtomicLong();
+  private final List<String> killsLanded = new ArrayList<>();
+  private Path crashPoints;
   private final List<String> chaos = new ArrayList<>();
   private final AtomicBoolean stopRepublisher = new AtomicBoolean();
 
@@ -100,6 +135,7 @@ final class TortureHarness {
       broker.injectPoison(settings.poison());
       VariantServer server =
           new VariantServer(broker.name(), "torture-" + broker.name(), serverVariables(broker));
+      crashPoints = server.enableCrashPoints();
       server.start();
       PaymentsApi api = new PaymentsApi(server.url());
       Republisher republisher = new Republisher(broker);
@@ -118,12 +154,17 @@ final class TortureHarness {
           throw new IllegalStateException("clients did not finish placing orders");
         }
         Duration drain = drain(republisher, broker.orders, lastKill);
+        if (chaos.get(chaos.size() - 1).startsWith("did not drain")) {
+          chaos.add(diagnose(server));
+        }
         stopRepublisher.set(true);
         republishing.join(30_000);
         return new Result(
             settings,
             accepted.size(),
             clientRetries.get(),
+            answeredFromKey.get(),
+            List.copyOf(killsLanded),
             republished.get(),
             duplicatesRejected(broker),
             Duration.between(started, Instant.now()),
@@ -169,6 +210,9 @@ final class TortureHarness {
           HttpResponse<String> r = api.post("/orders", body, "Idempotency-Key", key);
           if (r.statusCode() == 200 || r.statusCode() == 201) {
             accepted.put(PaymentsApi.text(r.body(), "orderId"), cents);
+            if (r.statusCode() == 200) {
+              answeredFromKey.incrementAndGet(); // a retry found the order its first try placed
+            }
             break;
           }
         } catch (RuntimeException serverDownOrTimedOut) {
@@ -193,12 +237,16 @@ final class TortureHarness {
     for (int k = 0; k < settings.kills(); k++) {
       plan.add("kill");
     }
-    if (settings.brokerRestart() && !broker.name().equals("sqs")) {
+    if (settings.brokerRestart()) {
       plan.add(Math.min(1, plan.size()), "broker");
     }
     if (!settings.databasePause().isZero()) {
       plan.add(Math.min(2, plan.size()), "database");
     }
+    if (settings.handlerFailures() > 0) {
+      plan.add(Math.min(3, plan.size()), "failures");
+    }
+    int kills = 0;
     Instant lastKill = Instant.now();
     for (int step = 0; step < plan.size(); step++) {
       long due = (long) settings.orders() * (step + 1) / (plan.size() + 1);
@@ -216,10 +264,27 @@ final class TortureHarness {
               + quietly(() -> accepted.size() - chargeCount());
       switch (plan.get(step)) {
         case "kill" -> {
+          String phase = KILL_PHASES.get((settings.firstPhase() + kills++) % KILL_PHASES.size());
+          String held = arm(phase + " park");
           server.kill();
-          chaos.add("SIGKILL at " + state);
+          Files.deleteIfExists(crashPoints.resolve("armed")); // the restarted server runs free
+          if (held != null) {
+            killsLanded.add(phase);
+            chaos.add("SIGKILL with " + held + " held, at " + state);
+          } else {
+            chaos.add("SIGKILL at " + state + ", " + phase + " not reached within a minute");
+          }
           server.start();
           lastKill = Instant.now();
+        }
+        case "failures" -> {
+          String at = arm(CrashPoints.INBOX_BEFORE_COMMIT + " fail " + settings.handlerFailures());
+          chaos.add(
+              settings.handlerFailures()
+                  + " inbox transactions failed before commit, the first at "
+                  + (at != null ? at : "(never reached)")
+                  + ", at "
+                  + state);
         }
         case "broker" -> {
           broker.restart();
@@ -235,33 +300,101 @@ final class TortureHarness {
     return lastKill;
   }
 
-  /** Waits until every accepted order is charged and notified and nothing is in flight. */
+  /**
+   * Arms a crash point in the running server and waits until a thread reaches it.
+   *
+   * @return the point and the thread that reached it, or null if none did within a minute
+   */
+  private String arm(String line) throws IOException {
+    Path reached = crashPoints.resolve("reached");
+    Files.deleteIfExists(reached);
+    Files.writeString(crashPoints.resolve("armed"), line);
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofMillis(20))
+          .until(() -> Files.exists(reached));
+      return Files.readString(reached);
+    } catch (org.awaitility.core.ConditionTimeoutException notReached) {
+      return null;
+    }
+  }
+
+  /**
+   * Waits until every accepted order is charged and notified and nothing is in flight; or, when
+   * some never will be (a negative control loses them), until nothing is left to publish and the
+   * counts have not moved for 30 seconds, far longer than the longest retry back-off (2 s).
+   */
   private Duration drain(Republisher republisher, String orders, Instant lastKill) {
     AtomicLong firstSettled = new AtomicLong();
+    AtomicLong lastCounts = new AtomicLong(-1);
+    AtomicLong countsChangedAt = new AtomicLong(System.currentTimeMillis());
+    AtomicBoolean stuck = new AtomicBoolean();
     try {
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofMinutes(5))
           .pollInterval(Duration.ofMillis(250))
           .until(
               () -> {
+                long now = System.currentTimeMillis();
+                long charges = quietly(this::chargeCount);
+                long notifications = quietly(this::notificationCount);
+                boolean nothingToPublish =
+                    quietly(this::undispatched) == 0 && republisher.caughtUp(orders);
+                if (lastCounts.getAndSet(charges * 1_000_003L + notifications)
+                    != charges * 1_000_003L + notifications) {
+                  countsChangedAt.set(now);
+                }
                 boolean settled =
-                    quietly(this::chargeCount) >= accepted.size()
-                        && quietly(this::notificationCount) >= accepted.size()
-                        && quietly(this::undispatched) == 0
-                        && republisher.caughtUp(orders);
+                    charges >= accepted.size()
+                        && notifications >= accepted.size()
+                        && nothingToPublish;
                 if (!settled) {
                   firstSettled.set(0);
-                  return false;
+                  stuck.set(nothingToPublish && now - countsChangedAt.get() >= 30_000);
+                  return stuck.get();
                 }
-                firstSettled.compareAndSet(0, System.currentTimeMillis());
+                firstSettled.compareAndSet(0, now);
                 // settled, and still so three seconds on: nothing more is coming
-                return System.currentTimeMillis() - firstSettled.get() >= 3_000;
+                return now - firstSettled.get() >= 3_000;
               });
+      if (stuck.get()) {
+        chaos.add("stopped waiting: orders missing and nothing moved for 30 s");
+        return Duration.between(lastKill, Instant.ofEpochMilli(countsChangedAt.get()));
+      }
       return Duration.between(lastKill, Instant.ofEpochMilli(firstSettled.get()));
     } catch (org.awaitility.core.ConditionTimeoutException notDrained) {
       chaos.add("did not drain within 5 minutes");
       return Duration.between(lastKill, Instant.now()); // the verdict will say what is missing
     }
+  }
+
+  /**
+   * What a failed drain left behind: the rows still to publish, the leases, the server's threads.
+   */
+  private String diagnose(VariantServer server) {
+    StringBuilder d = new StringBuilder("left behind: ");
+    try {
+      perOrder(
+              "SELECT destination || ' ' || status || ' attempts=' || attempts || ' due='"
+                  + " || next_attempt_at || ' error=' || COALESCE(last_error, '-'), COUNT(*)"
+                  + " FROM postbox_outbox WHERE status IN ('PENDING', 'FAILED')"
+                  + " GROUP BY 1 ORDER BY 2 DESC LIMIT 10")
+          .forEach((row, count) -> d.append(count).append(" x ").append(row).append("; "));
+      perOrder(
+              "SELECT owner || ' until ' || lease_until, COUNT(*) FROM postbox_lease"
+                  + " GROUP BY 1")
+          .forEach((lease, count) -> d.append(count).append(" leases ").append(lease).append("; "));
+      d.append("now ").append(Instant.now()).append("; ");
+    } catch (SQLException e) {
+      d.append("(database: ").append(e.getMessage()).append(") ");
+    }
+    try {
+      d.append("threads: ").append(server.threadDump());
+    } catch (Exception e) {
+      d.append("(no thread dump: ").append(e).append(')');
+    }
+    return d.toString();
   }
 
   private TortureVerdict verdict(TortureBroker broker) throws SQLException {

@@ -76,6 +76,26 @@ final class VariantServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts the server's JVM with crash points on (see {@code
+   * dev.postbox.runtime.crash.CrashPoints}) from the next start.
+   *
+   * @return the directory where a test arms a point and sees it reached
+   */
+  Path enableCrashPoints() {
+    Path points = dir.resolve("crashpoints");
+    try {
+      Files.createDirectories(points);
+      Files.writeString(
+          dir.resolve("jvm.options"),
+          "-Ddev.postbox.crashpoints=" + points.toAbsolutePath() + "\n",
+          StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return points;
+  }
+
   String url() {
     return "http://localhost:" + port;
   }
@@ -92,15 +112,35 @@ final class VariantServer implements AutoCloseable {
 
   /** SIGKILL: no shutdown hooks, no graceful anything; then waits until the process is gone. */
   void kill() {
+    ProcessHandle.of(pid())
+        .ifPresent(
+            p -> {
+              p.destroyForcibly();
+              p.onExit().orTimeout(30, TimeUnit.SECONDS).join();
+            });
+  }
+
+  /**
+   * Writes the server's thread dump ({@code jcmd <pid> Thread.print}) next to its logs.
+   *
+   * @return the file
+   */
+  Path threadDump() throws IOException, InterruptedException {
+    Path out = dir.resolve("logs/threads-" + System.currentTimeMillis() + ".txt");
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    Process p =
+        new ProcessBuilder(jcmd.toString(), Long.toString(pid()), "Thread.print")
+            .redirectErrorStream(true)
+            .redirectOutput(out.toFile())
+            .start();
+    p.waitFor(60, TimeUnit.SECONDS);
+    return out;
+  }
+
+  private long pid() {
     Path pidFile = wlp.resolve("usr/servers/.pid/" + name + ".pid");
     try {
-      long pid = Long.parseLong(Files.readString(pidFile).trim());
-      ProcessHandle.of(pid)
-          .ifPresent(
-              p -> {
-                p.destroyForcibly();
-                p.onExit().orTimeout(30, TimeUnit.SECONDS).join();
-              });
+      return Long.parseLong(Files.readString(pidFile).trim());
     } catch (IOException | NumberFormatException e) {
       throw new IllegalStateException("no pid for server " + name, e);
     }

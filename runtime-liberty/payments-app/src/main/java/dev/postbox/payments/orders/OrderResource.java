@@ -1,6 +1,7 @@
 package dev.postbox.payments.orders;
 
 import dev.postbox.payments.ApiError;
+import dev.postbox.runtime.crash.CrashPoints;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;
@@ -22,6 +23,9 @@ import java.util.List;
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
 public class OrderResource {
+
+  /** A crash point (see {@link CrashPoints}) in the API edge's own exactly-one window. */
+  public static final String ORDER_COMMITTED_NOT_ANSWERED = "orders.committed-not-answered";
 
   @Inject Orders orders;
 
@@ -51,6 +55,10 @@ public class OrderResource {
         return Response.ok(first).build();
       }
       throw e;
+    }
+    if (placed.created()) {
+      // committed, not yet answered: the client's retry must find this order, not place another
+      CrashPoints.reach(ORDER_COMMITTED_NOT_ANSWERED);
     }
     return placed.created()
         ? Response.created(URI.create("/orders/" + placed.order().orderId()))

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.crash.CrashPoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.spi.Delivery;
@@ -241,6 +242,7 @@ public final class InboxProcessor {
   private Outcome runHandler(Connection c, Envelope e) throws SQLException {
     try {
       handler.handle(c, e);
+      CrashPoints.reach(CrashPoints.INBOX_BEFORE_COMMIT);
     } catch (SQLException | RuntimeException rethrow) {
       throw rethrow;
     } catch (Exception checked) {
@@ -285,6 +287,7 @@ public final class InboxProcessor {
   /** Commit came first; now the ack. */
   private void settled(Item item, Outcome outcome) {
     if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
+      CrashPoints.reach(CrashPoints.INBOX_COMMITTED_NOT_ACKED);
       item.delivery.ack();
     }
     switch (outcome) {

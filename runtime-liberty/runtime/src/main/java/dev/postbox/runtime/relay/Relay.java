@@ -1,5 +1,6 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.crash.CrashPoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
@@ -270,6 +271,7 @@ public final class Relay implements AutoCloseable {
       }
       try {
         publisher.publishAll(destination, envelopes);
+        CrashPoints.reach(CrashPoints.RELAY_PUBLISHED_NOT_MARKED);
       } catch (BatchPublishException e) {
         e.failures().forEach((index, failure) -> failures.put(sendable.get(index).id(), failure));
       } catch (BrokerException e) {
