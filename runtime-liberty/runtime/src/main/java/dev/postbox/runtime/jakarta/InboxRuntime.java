@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.inbox.ConsumerLoop;
 import dev.postbox.runtime.inbox.DeadLetterReason;
 import dev.postbox.runtime.inbox.DeadLetters;
 import dev.postbox.runtime.inbox.DeferredInbox;
@@ -8,7 +9,6 @@ import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.InboxProcessor;
 import dev.postbox.runtime.inbox.InboxRetention;
 import dev.postbox.runtime.inbox.InboxSettings;
-import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
 import jakarta.annotation.Resource;
@@ -54,6 +54,13 @@ public class InboxRuntime {
 
   private static final System.Logger LOG = System.getLogger(InboxRuntime.class.getName());
 
+  /**
+   * Polls failing without a break for this long make readiness DOWN and the loop subscribe again:
+   * far longer than a broker's own reconnect, short enough that a wedged consumer is not left for
+   * an operator.
+   */
+  static final Duration RESUBSCRIBE_AFTER = Duration.ofSeconds(30);
+
   @Inject PostboxRuntime postbox;
 
   @Inject @Any Instance<EventHandler> handlers;
@@ -75,12 +82,12 @@ public class InboxRuntime {
       DeferredInbox deferred) {}
 
   private final Map<String, Running> running = new LinkedHashMap<>();
-  private final List<Consumer> consumers = new ArrayList<>();
+  private final Map<String, ConsumerLoop> loops = new LinkedHashMap<>();
   private final List<DeferredInbox> deferredWorkers = new ArrayList<>();
   private final List<CountDownLatch> loopsDone = new ArrayList<>();
   private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
   private volatile InboxReadiness.Reading reading =
-      new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of());
+      new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of(), Map.of());
   private volatile boolean stopped;
   private final Set<String> deadLoops = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -108,7 +115,8 @@ public class InboxRuntime {
       }
     }
     if (bySubscription.isEmpty()) {
-      reading = new InboxReadiness.Reading(null, null, null, Map.of()); // no inbox: nothing to hold
+      // no inbox: nothing to hold
+      reading = new InboxReadiness.Reading(null, null, null, Map.of(), Map.of());
       return;
     }
     for (Map.Entry<String, Map<String, EventHandler>> s : bySubscription.entrySet()) {
@@ -182,8 +190,17 @@ public class InboxRuntime {
             listener,
             settings.workers() > 1 && !settings.deferred() ? executor : null);
     warnIfTheWindowIsShort(destination, cfg.dedupWindow());
-    Consumer consumer = postbox.broker().subscribe(Subscription.of(destination, group));
-    consumers.add(consumer);
+    Subscription brokerSubscription = Subscription.of(destination, group);
+    ConsumerLoop loop =
+        new ConsumerLoop(
+            subscription,
+            postbox.broker().subscribe(brokerSubscription),
+            () -> postbox.broker().subscribe(brokerSubscription),
+            inbox::process,
+            RESUBSCRIBE_AFTER,
+            Duration.ofSeconds(1),
+            System::nanoTime);
+    loops.put(subscription, loop);
     running.put(
         subscription,
         new Running(
@@ -199,7 +216,7 @@ public class InboxRuntime {
             deferred));
     CountDownLatch done = new CountDownLatch(1);
     loopsDone.add(done);
-    executor.execute(() -> consume(subscription, consumer, inbox, done));
+    executor.execute(() -> consume(subscription, loop, done));
     LOG.log(
         Level.INFO,
         "Postbox inbox consuming "
@@ -210,23 +227,10 @@ public class InboxRuntime {
             + (types.isEmpty() ? "(all)" : types));
   }
 
-  private void consume(
-      String subscription, Consumer consumer, InboxProcessor inbox, CountDownLatch done) {
+  private void consume(String subscription, ConsumerLoop loop, CountDownLatch done) {
     boolean ended = false;
     try {
-      while (!stopped) {
-        try {
-          inbox.process(consumer.poll(500, Duration.ofMillis(200)));
-        } catch (IllegalStateException closed) {
-          if (!stopped) {
-            throw closed;
-          }
-        } catch (RuntimeException e) {
-          // A broker or database hiccup: back off, then poll again; unacked work comes back.
-          LOG.log(Level.WARNING, "inbox loop of " + subscription + " failed; retrying: " + e);
-          java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
-        }
-      }
+      loop.run();
       ended = true;
     } finally {
       if (!ended && !stopped) {
@@ -299,9 +303,23 @@ public class InboxRuntime {
     } catch (RuntimeException e) {
       dbError = e.toString();
     }
+    Map<String, String> failingPolls = new LinkedHashMap<>();
+    loops.forEach(
+        (subscription, loop) ->
+            loop.failingFor()
+                .filter(d -> d.compareTo(RESUBSCRIBE_AFTER) >= 0)
+                .ifPresent(
+                    d ->
+                        failingPolls.put(
+                            subscription,
+                            "polls failing for " + d.toSeconds() + " s: " + loop.lastError())));
     reading =
         new InboxReadiness.Reading(
-            brokerUp, brokerError, dbError, java.util.Collections.unmodifiableMap(depths));
+            brokerUp,
+            brokerError,
+            dbError,
+            java.util.Collections.unmodifiableMap(depths),
+            java.util.Collections.unmodifiableMap(failingPolls));
   }
 
   private void purge(InboxRetention retention, InboxConfig cfg) {
@@ -444,7 +462,7 @@ public class InboxRuntime {
   void stop(@Observes Shutdown shutdown) {
     stopped = true;
     scheduled.forEach(f -> f.cancel(false));
-    consumers.forEach(Consumer::close);
+    loops.values().forEach(ConsumerLoop::close);
     deferredWorkers.forEach(DeferredInbox::close);
     for (CountDownLatch done : loopsDone) {
       try {

@@ -9,34 +9,58 @@ class InboxReadinessTest {
 
   @Test
   void upWhenBrokerAndDatabaseAnswer() {
-    var v = InboxReadiness.judge(new InboxReadiness.Reading(true, null, null, Map.of("q/g", 3L)));
+    var v =
+        InboxReadiness.judge(
+            new InboxReadiness.Reading(true, null, null, Map.of("q/g", 3L), Map.of()));
     assertThat(v.up()).isTrue();
     assertThat(v.data()).containsEntry("broker", "UP").containsEntry("deferred q/g", "3");
   }
 
   @Test
   void downWhenTheBrokerDoesNotAnswer() {
-    var v = InboxReadiness.judge(new InboxReadiness.Reading(false, "timed out", null, Map.of()));
+    var v =
+        InboxReadiness.judge(
+            new InboxReadiness.Reading(false, "timed out", null, Map.of(), Map.of()));
     assertThat(v.up()).isFalse();
     assertThat(v.data()).containsEntry("broker", "DOWN: timed out");
   }
 
   @Test
   void downWhenTheDatabaseDoesNotAnswer() {
-    var v = InboxReadiness.judge(new InboxReadiness.Reading(true, null, "refused", Map.of()));
+    var v =
+        InboxReadiness.judge(new InboxReadiness.Reading(true, null, "refused", Map.of(), Map.of()));
     assertThat(v.up()).isFalse();
     assertThat(v.data()).containsEntry("database", "DOWN: refused");
   }
 
   @Test
   void anAdapterThatCannotPingDoesNotCountAgainstReadiness() {
-    assertThat(InboxReadiness.judge(new InboxReadiness.Reading(null, null, null, Map.of())).up())
+    assertThat(
+            InboxReadiness.judge(new InboxReadiness.Reading(null, null, null, Map.of(), Map.of()))
+                .up())
         .isTrue();
   }
 
   @Test
   void notReadyBeforeTheFirstReading() {
-    var first = new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of());
+    var first =
+        new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of(), Map.of());
     assertThat(InboxReadiness.judge(first).up()).isFalse();
+  }
+
+  @Test
+  void aConsumerWhosePollsKeepFailingMakesItNotReadyEvenWhenPingsWork() {
+    var v =
+        InboxReadiness.judge(
+            new InboxReadiness.Reading(
+                true,
+                null,
+                null,
+                Map.of(),
+                Map.of("orders/payments", "polls failing for 35 s: Consumer is closed")));
+    assertThat(v.up()).isFalse();
+    assertThat(v.data())
+        .containsEntry(
+            "consumer orders/payments", "DOWN: polls failing for 35 s: Consumer is closed");
   }
 }

@@ -1,0 +1,152 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.spi.Consumer;
+import dev.postbox.spi.Delivery;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+
+/**
+ * A subscription's poll loop: polls, hands each batch to the inbox, and keeps going through
+ * failures. When polls have failed without a break for {@code resubscribeAfter}, it closes the
+ * consumer and subscribes again (then at most once per {@code resubscribeAfter}): a consumer whose
+ * connection died and that cannot recover by itself would otherwise be polled in vain until the
+ * application restarts, while pings from fresh connections report the broker healthy. Closing hands
+ * the unacknowledged deliveries back to the broker, so nothing is lost by it.
+ */
+public final class ConsumerLoop implements Runnable {
+
+  private static final System.Logger LOG = System.getLogger(ConsumerLoop.class.getName());
+
+  private final String subscription;
+  private final Supplier<Consumer> subscribe;
+  private final java.util.function.Consumer<List<Delivery>> process;
+  private final Duration resubscribeAfter;
+  private final Duration backoff;
+  private final LongSupplier nanoTime;
+
+  private volatile Consumer consumer;
+  private volatile boolean stopped;
+  private volatile long failingSince; // System.nanoTime() of the first failure in a row; 0: none
+  private volatile String lastError;
+  private long lastSubscribed;
+  private boolean resubscribePending;
+
+  /**
+   * @param consumer the first consumer, subscribed by the caller so that startup fails fast
+   * @param subscribe subscribes again; may throw, and is retried after the next failing stretch
+   * @param process the inbox's handling of one poll batch; may throw (the database is down)
+   */
+  public ConsumerLoop(
+      String subscription,
+      Consumer consumer,
+      Supplier<Consumer> subscribe,
+      java.util.function.Consumer<List<Delivery>> process,
+      Duration resubscribeAfter,
+      Duration backoff,
+      LongSupplier nanoTime) {
+    this.subscription = subscription;
+    this.consumer = consumer;
+    this.subscribe = subscribe;
+    this.process = process;
+    this.resubscribeAfter = resubscribeAfter;
+    this.backoff = backoff;
+    this.nanoTime = nanoTime;
+    this.lastSubscribed = nanoTime.getAsLong();
+  }
+
+  /**
+   * Runs until {@link #close()}.
+   *
+   * @throws IllegalStateException if the consumer reports itself closed while the loop was not
+   *     stopped (someone else closed it)
+   */
+  @Override
+  public void run() {
+    while (!stopped) {
+      try {
+        process.accept(consumer.poll(500, Duration.ofMillis(200)));
+        failingSince = 0;
+      } catch (IllegalStateException closed) {
+        if (stopped) {
+          return;
+        }
+        if (!resubscribePending) {
+          throw closed;
+        }
+        failed(closed); // the loop closed it and could not subscribe again yet
+        LockSupport.parkNanos(backoff.toNanos());
+      } catch (RuntimeException e) {
+        // A broker or database hiccup: back off, then poll again; unacked work comes back.
+        failed(e);
+        LockSupport.parkNanos(backoff.toNanos());
+      }
+    }
+  }
+
+  private void failed(RuntimeException e) {
+    long now = nanoTime.getAsLong();
+    if (failingSince == 0) {
+      failingSince = now;
+    }
+    lastError = String.valueOf(e);
+    LOG.log(Level.WARNING, "inbox loop of " + subscription + " failed; retrying: " + e);
+    if (now - failingSince < resubscribeAfter.toNanos()
+        || now - lastSubscribed < resubscribeAfter.toNanos()) {
+      return;
+    }
+    lastSubscribed = now;
+    LOG.log(
+        Level.WARNING,
+        "inbox loop of "
+            + subscription
+            + " has failed for "
+            + TimeUnit.NANOSECONDS.toSeconds(now - failingSince)
+            + " s; subscribing again");
+    closeQuietly(consumer);
+    resubscribePending = true;
+    try {
+      Consumer fresh = subscribe.get();
+      consumer = fresh;
+      resubscribePending = false;
+      if (stopped) {
+        closeQuietly(fresh); // close() ran meanwhile and closed the old one only
+      }
+    } catch (RuntimeException subscribeFailed) {
+      // keep the closed one: its polls fail, and the next stretch tries again
+      LOG.log(Level.WARNING, "subscribing " + subscription + " again failed: " + subscribeFailed);
+    }
+  }
+
+  /** How long polls have failed without a break, or empty while they work. */
+  public Optional<Duration> failingFor() {
+    long since = failingSince;
+    return since == 0
+        ? Optional.empty()
+        : Optional.of(Duration.ofNanos(nanoTime.getAsLong() - since));
+  }
+
+  /** The last failure's description, or null. */
+  public String lastError() {
+    return lastError;
+  }
+
+  /** Stops the loop and closes its consumer; the loop's thread ends at its next poll. */
+  public void close() {
+    stopped = true;
+    closeQuietly(consumer);
+  }
+
+  private static void closeQuietly(Consumer c) {
+    try {
+      c.close();
+    } catch (RuntimeException e) {
+      LOG.log(Level.DEBUG, "closing a consumer failed: " + e);
+    }
+  }
+}
