@@ -32,11 +32,6 @@ public final class CrashPoints {
 
   private CrashPoints() {}
 
-  /** True when the JVM was started with crash points on. */
-  public static boolean enabled() {
-    return ON != null;
-  }
-
   /**
    * Marks that this thread is at {@code point}. Returns at once unless crash points are on and this
    * point is armed and has not fired as often as armed.
