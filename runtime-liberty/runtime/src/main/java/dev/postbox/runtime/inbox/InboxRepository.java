@@ -9,15 +9,26 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /** The inbox, attempt and dead-letter tables, in parameterised JDBC on the caller's connection. */
 final class InboxRepository {
 
   private static final String COLUMNS =
       "subscription, event_id, event_key, event_type, fingerprint, status, received_at, processed_at";
+
+  /** One row of {@link #COLUMNS} as placeholders. */
+  private static final String RECORD_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
+
+  /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */
+  private static final int RETURNING_CHUNK = 1_000;
+
+  private static final java.util.concurrent.atomic.AtomicBoolean WARNED_NO_PER_ROW_RESULTS =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   private final Dialect dialect;
   private final String recordSql;
@@ -113,8 +124,8 @@ final class InboxRepository {
   }
 
   /**
-   * {@link #record} for many events in one JDBC batch: one round trip instead of one per event;
-   * {@code processed} false records them as RECEIVED, for deferred mode.
+   * {@link #record} for many events in one round trip; {@code processed} false records them as
+   * RECEIVED, for deferred mode. An id that occurs twice in {@code events} is new at most once.
    *
    * @return per event, whether it is new
    * @throws IllegalStateException the driver did not report per-row results (e.g. PostgreSQL's
@@ -135,6 +146,9 @@ final class InboxRepository {
       order[i] = i;
     }
     java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> events.get(i).id()));
+    if (dialect == Dialect.MARIADB) {
+      return recordAllReturning(c, subscription, events, fingerprints, processed, now, order);
+    }
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
       for (int i : order) {
         bindRecord(ps, subscription, events.get(i), fingerprints.get(i), processed, now);
@@ -144,6 +158,7 @@ final class InboxRepository {
       boolean[] fresh = new boolean[counts.length];
       for (int n = 0; n < counts.length; n++) {
         if (counts[n] == java.sql.Statement.SUCCESS_NO_INFO) {
+          warnNoPerRowResults();
           throw new IllegalStateException(
               "the JDBC driver does not report per-row insert results (PostgreSQL: turn off"
                   + " reWriteBatchedInserts); the inbox cannot tell new events from duplicates");
@@ -151,6 +166,63 @@ final class InboxRepository {
         fresh[order[n]] = counts[n] == 1;
       }
       return fresh;
+    }
+  }
+
+  /**
+   * MariaDB's driver answers a batch of inserts with "no info" per row (it sends them as one bulk
+   * command), whatever the statement; so one multi-row {@code INSERT IGNORE ... RETURNING} names
+   * the rows it inserted instead. Ignored rows, duplicates within the statement included, are not
+   * returned.
+   */
+  private boolean[] recordAllReturning(
+      Connection c,
+      String subscription,
+      List<Envelope> events,
+      List<String> fingerprints,
+      boolean processed,
+      Instant now,
+      Integer[] order)
+      throws SQLException {
+    boolean[] fresh = new boolean[events.size()];
+    for (int from = 0; from < order.length; from += RETURNING_CHUNK) {
+      int to = Math.min(order.length, from + RETURNING_CHUNK);
+      String rows = String.join(", ", java.util.Collections.nCopies(to - from, RECORD_VALUES));
+      Set<String> inserted = new HashSet<>();
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT IGNORE INTO postbox_inbox ("
+                  + COLUMNS
+                  + ") VALUES "
+                  + rows
+                  + " RETURNING event_id")) {
+        for (int n = from; n < to; n++) {
+          int i = order[n];
+          bindRecord(
+              ps, (n - from) * 8, subscription, events.get(i), fingerprints.get(i), processed, now);
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            inserted.add(rs.getString(1));
+          }
+        }
+      }
+      for (int n = from; n < to; n++) {
+        // remove: of two deliveries of one id in this statement, only the first is new
+        fresh[order[n]] = inserted.remove(events.get(order[n]).id());
+      }
+    }
+    return fresh;
+  }
+
+  private static void warnNoPerRowResults() {
+    if (WARNED_NO_PER_ROW_RESULTS.compareAndSet(false, true)) {
+      System.getLogger(InboxRepository.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "the JDBC driver does not report per-row insert results, so every inbox batch is"
+                  + " processed one delivery per transaction (slow); PostgreSQL: turn off"
+                  + " reWriteBatchedInserts");
     }
   }
 
@@ -163,14 +235,27 @@ final class InboxRepository {
       boolean processed,
       Instant now)
       throws SQLException {
-    ps.setString(1, subscription);
-    ps.setString(2, e.id());
-    ps.setString(3, e.key());
-    ps.setString(4, e.type());
-    ps.setString(5, fingerprint);
-    ps.setString(6, processed ? "PROCESSED" : "RECEIVED");
-    dialect.bind(ps, 7, now);
-    dialect.bind(ps, 8, processed ? now : null);
+    bindRecord(ps, 0, subscription, e, fingerprint, processed, now);
+  }
+
+  /** Binds the eight values of {@link #RECORD_VALUES} from parameter {@code offset + 1} on. */
+  private void bindRecord(
+      PreparedStatement ps,
+      int offset,
+      String subscription,
+      Envelope e,
+      String fingerprint,
+      boolean processed,
+      Instant now)
+      throws SQLException {
+    ps.setString(offset + 1, subscription);
+    ps.setString(offset + 2, e.id());
+    ps.setString(offset + 3, e.key());
+    ps.setString(offset + 4, e.type());
+    ps.setString(offset + 5, fingerprint);
+    ps.setString(offset + 6, processed ? "PROCESSED" : "RECEIVED");
+    dialect.bind(ps, offset + 7, now);
+    dialect.bind(ps, offset + 8, processed ? now : null);
   }
 
   /** The fingerprint recorded for an event, if any. */
