@@ -18,6 +18,10 @@ import java.util.function.Supplier;
  * connection died and that cannot recover by itself would otherwise be polled in vain until the
  * application restarts, while pings from fresh connections report the broker healthy. Closing hands
  * the unacknowledged deliveries back to the broker, so nothing is lost by it.
+ *
+ * <p>Only failed polls count towards re-subscribing. A batch the inbox could not process (the
+ * database is down) came from a working consumer; a new one would not help, and with Kafka it would
+ * cost the group a rebalance. Both kinds are reported by {@link #failingFor()}.
  */
 public final class ConsumerLoop implements Runnable {
 
@@ -33,6 +37,7 @@ public final class ConsumerLoop implements Runnable {
   private volatile Consumer consumer;
   private volatile boolean stopped;
   private volatile long failingSince; // System.nanoTime() of the first failure in a row; 0: none
+  private long pollsFailingSince; // the same, for failed polls only
   private volatile String lastError;
   private long lastSubscribed;
   private boolean resubscribePending;
@@ -69,9 +74,9 @@ public final class ConsumerLoop implements Runnable {
   @Override
   public void run() {
     while (!stopped) {
+      List<Delivery> batch;
       try {
-        process.accept(consumer.poll(500, Duration.ofMillis(200)));
-        failingSince = 0;
+        batch = consumer.poll(500, Duration.ofMillis(200));
       } catch (IllegalStateException closed) {
         if (stopped) {
           return;
@@ -79,24 +84,43 @@ public final class ConsumerLoop implements Runnable {
         if (!resubscribePending) {
           throw closed;
         }
-        failed(closed); // the loop closed it and could not subscribe again yet
+        pollFailed(closed); // the loop closed it and could not subscribe again yet
         LockSupport.parkNanos(backoff.toNanos());
+        continue;
       } catch (RuntimeException e) {
-        // A broker or database hiccup: back off, then poll again; unacked work comes back.
+        pollFailed(e); // a broker hiccup: back off, then poll again
+        LockSupport.parkNanos(backoff.toNanos());
+        continue;
+      }
+      pollsFailingSince = 0;
+      try {
+        process.accept(batch);
+        failingSince = 0;
+      } catch (RuntimeException e) {
+        // The database, most likely: back off; the unacked deliveries come back.
         failed(e);
         LockSupport.parkNanos(backoff.toNanos());
       }
     }
   }
 
-  private void failed(RuntimeException e) {
+  /** Records a failure; returns when it started, without a break (System.nanoTime()). */
+  private long failed(RuntimeException e) {
     long now = nanoTime.getAsLong();
     if (failingSince == 0) {
       failingSince = now;
     }
     lastError = String.valueOf(e);
     LOG.log(Level.WARNING, "inbox loop of " + subscription + " failed; retrying: " + e);
-    if (now - failingSince < resubscribeAfter.toNanos()
+    return now;
+  }
+
+  private void pollFailed(RuntimeException e) {
+    long now = failed(e);
+    if (pollsFailingSince == 0) {
+      pollsFailingSince = now;
+    }
+    if (now - pollsFailingSince < resubscribeAfter.toNanos()
         || now - lastSubscribed < resubscribeAfter.toNanos()) {
       return;
     }
@@ -106,7 +130,7 @@ public final class ConsumerLoop implements Runnable {
         "inbox loop of "
             + subscription
             + " has failed for "
-            + TimeUnit.NANOSECONDS.toSeconds(now - failingSince)
+            + TimeUnit.NANOSECONDS.toSeconds(now - pollsFailingSince)
             + " s; subscribing again");
     closeQuietly(consumer);
     resubscribePending = true;

@@ -312,7 +312,7 @@ public class InboxRuntime {
                     d ->
                         failingPolls.put(
                             subscription,
-                            "polls failing for " + d.toSeconds() + " s: " + loop.lastError())));
+                            "failing for " + d.toSeconds() + " s: " + loop.lastError())));
     reading =
         new InboxReadiness.Reading(
             brokerUp,

@@ -3,6 +3,7 @@ package dev.postbox.runtime.inbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.RetriableBrokerException;
@@ -12,6 +13,8 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -118,6 +121,87 @@ class ConsumerLoopTest {
     assertThat(loop.failingFor()).isEmpty();
     loop.close();
     running.join();
+  }
+
+  @Test
+  void batchesThatCannotBeProcessedAreReportedButDoNotResubscribe() throws InterruptedException {
+    AtomicInteger subscribes = new AtomicInteger();
+    AtomicInteger attempts = new AtomicInteger();
+    StandIn working = new StandIn(false);
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    // The database is down for 60 s of the test's clock (each poll moves it one second).
+    ConsumerLoop loop =
+        new ConsumerLoop(
+            "d/g",
+            working,
+            () -> {
+              subscribes.incrementAndGet();
+              return new StandIn(false);
+            },
+            deliveries -> {
+              int attempt = attempts.incrementAndGet();
+              if (attempt == 41) {
+                held.countDown(); // 40 failed batches behind it: hold the loop to look at it
+                awaitQuietly(release);
+              }
+              if (attempt <= 60) {
+                throw new DataAccessException(
+                    "database unavailable", new java.sql.SQLException("connection refused"));
+              }
+              batches.incrementAndGet();
+            },
+            Duration.ofSeconds(30),
+            Duration.ZERO,
+            now::get);
+    CompletableFuture<Void> running = CompletableFuture.runAsync(loop);
+    assertThat(held.await(10, TimeUnit.SECONDS))
+        .as("attempts %s, subscribes %s", attempts, subscribes)
+        .isTrue();
+    assertThat(loop.failingFor()).as("reported while it lasts").isPresent();
+    assertThat(loop.failingFor().get()).isGreaterThan(Duration.ofSeconds(30));
+    release.countDown();
+    await().atMost(Duration.ofSeconds(10)).until(() -> batches.get() > 0);
+    assertThat(subscribes.get()).as("the consumer itself was fine").isZero();
+    assertThat(working.closed).isFalse();
+    assertThat(loop.failingFor()).isEmpty();
+    assertThat(loop.lastError()).contains("database unavailable");
+    loop.close();
+    running.join();
+  }
+
+  @Test
+  void anIllegalStateExceptionFromABatchDoesNotEndTheLoop() {
+    // From a poll it means "consumer closed"; from the inbox's processing it means nothing of
+    // the kind, and once ended the loop for good.
+    AtomicInteger attempts = new AtomicInteger();
+    ConsumerLoop loop =
+        new ConsumerLoop(
+            "d/g",
+            new StandIn(false),
+            () -> new StandIn(false),
+            deliveries -> {
+              if (attempts.incrementAndGet() <= 3) {
+                throw new IllegalStateException("not now");
+              }
+              batches.incrementAndGet();
+            },
+            Duration.ofSeconds(30),
+            Duration.ZERO,
+            now::get);
+    CompletableFuture<Void> running = CompletableFuture.runAsync(loop);
+    await().atMost(Duration.ofSeconds(10)).until(() -> batches.get() > 0 || running.isDone());
+    assertThat(running).isNotDone();
+    loop.close();
+    running.join();
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Test

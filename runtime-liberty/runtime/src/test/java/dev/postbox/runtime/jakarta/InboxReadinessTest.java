@@ -57,10 +57,9 @@ class InboxReadinessTest {
                 null,
                 null,
                 Map.of(),
-                Map.of("orders/payments", "polls failing for 35 s: Consumer is closed")));
+                Map.of("orders/payments", "failing for 35 s: Consumer is closed")));
     assertThat(v.up()).isFalse();
     assertThat(v.data())
-        .containsEntry(
-            "consumer orders/payments", "DOWN: polls failing for 35 s: Consumer is closed");
+        .containsEntry("consumer orders/payments", "DOWN: failing for 35 s: Consumer is closed");
   }
 }
