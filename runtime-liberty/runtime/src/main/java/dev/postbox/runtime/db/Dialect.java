@@ -105,9 +105,12 @@ public enum Dialect {
             + "': Postbox supports PostgreSQL, MariaDB/MySQL and H2");
   }
 
-  /** {@code classpath:db/migration/<folder>}. */
+  /**
+   * {@code classpath:db/postbox/<folder>}: not under Flyway's default {@code db/migration}, where
+   * an application's own Flyway would find these scripts and try to apply them to its own history.
+   */
   public String migrationLocation() {
-    return "classpath:db/migration/" + migrationFolder;
+    return "classpath:db/postbox/" + migrationFolder;
   }
 
   /** The row-limit clause with one {@code ?} for the count. */
