@@ -40,6 +40,9 @@ public final class Migrations {
         .dataSource(dataSource)
         .resourceProvider(new ListedResources(dialect))
         // Nothing to scan: the migrations are listed, and scanning logs errors in app servers.
+        // (Flyway's constructor still scans classpath:db/callback for Java callbacks, whatever the
+        // configuration; this jar's empty db/callback/flyway.location is the marker that lets it
+        // resolve that folder in IBM's class loaders instead of logging an error at every start.)
         .locations(new String[0])
         .callbackLocations(new String[0])
         .table("postbox_schema_history")
