@@ -1,6 +1,7 @@
 package dev.postbox.benchmarks;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.inbox.DeferredInbox;
 import dev.postbox.runtime.inbox.InboxHandler;
 import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.InboxProcessor;
@@ -32,7 +33,10 @@ import java.util.concurrent.Executors;
  *       inbox WHERE event_id=?; INSERT inbox; INSERT business; UPDATE inbox SET status='processed';
  *       COMMIT;} then ack;
  *   <li><b>Postbox's inbox</b>, batch mode (a poll batch per transaction, inbox rows in one round
- *       trip), with 1 lane and with 4 lanes.
+ *       trip), with 1 lane and with 4 lanes;
+ *   <li><b>Postbox's inbox in deferred mode</b>: a poll batch is recorded, queued, committed and
+ *       acked; workers (1, then 4) claim the queued events and run the handler. The clock stops at
+ *       the last handler's commit, not at the last ack.
  * </ul>
  *
  * <p>Each peer consumes the same number of events from a topic of its own, published beforehand;
@@ -59,6 +63,13 @@ public final class InboxBenchmark {
       report("per-message loop (seeds)", loop, loop);
       report("postbox inbox, batch, 1 lane", postbox(kafka, broker, 1), loop);
       report("postbox inbox, batch, 4 lanes", postbox(kafka, broker, 4), loop);
+      double[] oneWorker = postboxDeferred(kafka, broker, 1);
+      report("postbox inbox, deferred, 1 worker", oneWorker[0], loop);
+      double[] fourWorkers = postboxDeferred(kafka, broker, 4);
+      report("postbox inbox, deferred, 4 workers", fourWorkers[0], loop);
+      System.out.printf(
+          "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
+          oneWorker[1], fourWorkers[1]);
     }
   }
 
@@ -145,6 +156,67 @@ public final class InboxBenchmark {
         return (System.nanoTime() - start) / 1e9;
       } finally {
         pool.shutdown();
+      }
+    }
+  }
+
+  /**
+   * Deferred mode: the receiver records, queues, commits and acks; the workers run the handler.
+   *
+   * @return seconds until the last handler committed, and until the last delivery was acked
+   */
+  private static double[] postboxDeferred(KafkaTestBroker kafka, Broker broker, int workers)
+      throws Exception {
+    String topic = publish(kafka, broker);
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      InboxSettings settings = InboxSettings.of("payments").withDeferred(true).withWorkers(workers);
+      java.util.concurrent.CountDownLatch handled = new java.util.concurrent.CountDownLatch(EVENTS);
+      DeferredInbox deferred =
+          new DeferredInbox(
+              db.tx,
+              db.dialect,
+              settings,
+              InboxBenchmark::charge,
+              Clock.systemUTC(),
+              new InboxListener() {
+                @Override
+                public void processed(String subscription, Envelope event) {
+                  handled.countDown();
+                }
+              });
+      java.util.concurrent.atomic.AtomicInteger received =
+          new java.util.concurrent.atomic.AtomicInteger();
+      InboxProcessor receiver =
+          new InboxProcessor(
+              db.tx,
+              db.dialect,
+              settings,
+              InboxBenchmark::charge,
+              Clock.systemUTC(),
+              new InboxListener() {
+                @Override
+                public void received(String subscription, Envelope event) {
+                  received.incrementAndGet();
+                  deferred.wake();
+                }
+              },
+              null);
+      ExecutorService workerThreads = Executors.newFixedThreadPool(workers);
+      try (Consumer consumer = broker.subscribe(new Subscription(topic, "postbox", 10_000))) {
+        long start = System.nanoTime();
+        deferred.start(workerThreads);
+        while (received.get() < EVENTS) {
+          receiver.process(consumer.poll(500, Duration.ofMillis(100)));
+        }
+        double acked = (System.nanoTime() - start) / 1e9;
+        if (!handled.await(5, java.util.concurrent.TimeUnit.MINUTES)) {
+          throw new IllegalStateException(handled.getCount() + " events never handled");
+        }
+        return new double[] {(System.nanoTime() - start) / 1e9, acked};
+      } finally {
+        deferred.close();
+        workerThreads.shutdown();
       }
     }
   }

@@ -111,8 +111,10 @@ public final class DeferredInbox implements AutoCloseable {
                 List<Pending> claimed =
                     pending.claim(c, settings.subscription(), clock.instant(), CLAIM_BATCH);
                 for (Pending p : claimed) {
-                  handle(c, p, recheck);
+                  runHandler(c, p);
                 }
+                recheck.addAll(
+                    pending.processedAll(c, settings.subscription(), claimed, clock.instant()));
                 return claimed;
               });
     } catch (RuntimeException batchFailed) {
@@ -159,15 +161,17 @@ public final class DeferredInbox implements AutoCloseable {
   }
 
   private void handle(Connection c, Pending p, Set<String> recheck) throws java.sql.SQLException {
+    runHandler(c, p);
+    recheck.addAll(pending.processedAll(c, settings.subscription(), List.of(p), clock.instant()));
+  }
+
+  private void runHandler(Connection c, Pending p) throws java.sql.SQLException {
     try {
       handler.handle(c, p.event());
     } catch (java.sql.SQLException | RuntimeException rethrow) {
       throw rethrow;
     } catch (Exception checked) {
       throw new InboxProcessor.HandlerException(checked);
-    }
-    if (!pending.processed(c, settings.subscription(), p, clock.instant())) {
-      recheck.add(p.event().key());
     }
   }
 

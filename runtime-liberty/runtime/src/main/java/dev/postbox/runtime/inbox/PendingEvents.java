@@ -37,6 +37,7 @@ final class PendingEvents {
 
   private final Dialect dialect;
   private final String claimSql;
+  private final String promoteSql;
 
   PendingEvents(Dialect dialect) {
     this.dialect = dialect;
@@ -47,6 +48,16 @@ final class PendingEvents {
             + " AND next_attempt_at <= ? ORDER BY seq "
             + dialect.limit()
             + " FOR UPDATE SKIP LOCKED";
+    // One statement per key, so that many keys go in one JDBC batch. MariaDB refuses a subquery
+    // on the UPDATE's own table, but takes it as a derived table.
+    this.promoteSql =
+        dialect == Dialect.MARIADB
+            ? "UPDATE postbox_inbox_pending p JOIN (SELECT MIN(seq) AS oldest FROM"
+                + " postbox_inbox_pending WHERE subscription = ? AND event_key = ?) m"
+                + " ON p.seq = m.oldest SET p.head = ? WHERE p.head = ?"
+            : "UPDATE postbox_inbox_pending SET head = ? WHERE head = ? AND seq ="
+                + " (SELECT MIN(seq) FROM postbox_inbox_pending WHERE subscription = ?"
+                + " AND event_key = ?)";
   }
 
   /**
@@ -128,33 +139,48 @@ final class PendingEvents {
   /**
    * Makes the oldest pending event of a key its head, if it is not one yet.
    *
-   * @return false if the key has no pending event left
+   * @return false if nothing was promoted: the key has no pending event, or has its head already
    */
   boolean promote(Connection c, String subscription, String key) throws SQLException {
-    long oldest;
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT MIN(seq) FROM postbox_inbox_pending WHERE subscription = ? AND event_key = ?")) {
-      ps.setString(1, subscription);
-      ps.setString(2, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        oldest = rs.getLong(1);
-        if (rs.wasNull()) {
-          return false;
+    return promoteAll(c, subscription, List.of(key)).isEmpty();
+  }
+
+  /**
+   * {@link #promote} for many keys in one JDBC batch, in key order, as every transaction that
+   * promotes does, so that two of them never wait on each other's rows in opposite orders.
+   *
+   * @return the keys for which nothing was promoted (or the driver did not say)
+   */
+  Set<String> promoteAll(Connection c, String subscription, Collection<String> keys)
+      throws SQLException {
+    if (keys.isEmpty()) {
+      return new HashSet<>();
+    }
+    List<String> sorted = new ArrayList<>(new java.util.TreeSet<>(keys));
+    try (PreparedStatement ps = c.prepareStatement(promoteSql)) {
+      for (String key : sorted) {
+        if (dialect == Dialect.MARIADB) {
+          ps.setString(1, subscription);
+          ps.setString(2, key);
+          ps.setBoolean(3, true);
+          ps.setBoolean(4, false);
+        } else {
+          ps.setBoolean(1, true);
+          ps.setBoolean(2, false);
+          ps.setString(3, subscription);
+          ps.setString(4, key);
+        }
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      Set<String> notPromoted = new HashSet<>();
+      for (int i = 0; i < counts.length; i++) {
+        if (counts[i] != 1) {
+          notPromoted.add(sorted.get(i));
         }
       }
+      return notPromoted;
     }
-    // Two statements, not an UPDATE with a subquery on its own table, which MariaDB refuses.
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_inbox_pending SET head = ? WHERE seq = ? AND head = ?")) {
-      ps.setBoolean(1, true);
-      ps.setLong(2, oldest);
-      ps.setBoolean(3, false);
-      ps.executeUpdate();
-    }
-    return true;
   }
 
   /**
@@ -190,14 +216,8 @@ final class PendingEvents {
         }
       }
     }
-    int restored = 0;
-    for (String key : keys) {
-      if (!withHead.contains(key)) {
-        promote(c, subscription, key);
-        restored++;
-      }
-    }
-    return restored;
+    keys.removeAll(withHead);
+    return keys.size() - promoteAll(c, subscription, keys).size();
   }
 
   /** Locks up to {@code limit} ready heads of their keys, oldest first; held until the commit. */
@@ -239,17 +259,39 @@ final class PendingEvents {
    * @return false if the key had no next event: re-check it with {@link #promote} after the commit
    */
   boolean processed(Connection c, String subscription, Pending p, Instant now) throws SQLException {
-    boolean next = leave(c, subscription, p);
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_inbox SET status = 'PROCESSED', processed_at = ?"
-                + " WHERE subscription = ? AND event_id = ?")) {
-      dialect.bind(ps, 1, now);
-      ps.setString(2, subscription);
-      ps.setString(3, p.event().id());
-      ps.executeUpdate();
+    return processedAll(c, subscription, List.of(p), now).isEmpty();
+  }
+
+  /**
+   * {@link #processed} for a worker's whole claim, in three JDBC batches whatever its size.
+   *
+   * @return keys with no next event promoted: re-check them with {@link #promoteAll} after the
+   *     commit
+   */
+  Set<String> processedAll(Connection c, String subscription, List<Pending> done, Instant now)
+      throws SQLException {
+    Set<String> keys = new HashSet<>();
+    try (PreparedStatement delete =
+            c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?");
+        PreparedStatement mark =
+            c.prepareStatement(
+                "UPDATE postbox_inbox SET status = 'PROCESSED', processed_at = ?"
+                    + " WHERE subscription = ? AND event_id = ?")) {
+      for (Pending p : done) {
+        delete.setLong(1, p.seq());
+        delete.addBatch();
+        dialect.bind(mark, 1, now);
+        mark.setString(2, subscription);
+        mark.setString(3, p.event().id());
+        mark.addBatch();
+        if (p.event().key() != null) {
+          keys.add(p.event().key());
+        }
+      }
+      delete.executeBatch();
+      mark.executeBatch();
     }
-    return next;
+    return promoteAll(c, subscription, keys);
   }
 
   /**
@@ -305,13 +347,7 @@ final class PendingEvents {
       return;
     }
     try {
-      tx.inTransaction(
-          c -> {
-            for (String key : keys) {
-              promote(c, subscription, key);
-            }
-            return null;
-          });
+      tx.inTransaction(c -> promoteAll(c, subscription, keys));
     } catch (RuntimeException e) {
       System.getLogger(PendingEvents.class.getName())
           .log(
