@@ -49,6 +49,7 @@ public final class DeferredInbox implements AutoCloseable {
   private final InboxHandler handler;
   private final Clock clock;
   private final InboxListener listener;
+  private final BatchFallbacks fallbacks;
   private final Object signal = new Object();
   private volatile boolean stopped;
   private long wakeups;
@@ -72,6 +73,7 @@ public final class DeferredInbox implements AutoCloseable {
     this.handler = handler;
     this.clock = clock;
     this.listener = listener;
+    this.fallbacks = new BatchFallbacks(settings.subscription(), System::nanoTime);
   }
 
   /** Starts {@link InboxSettings#workers()} worker loops on the executor. */
@@ -119,7 +121,10 @@ public final class DeferredInbox implements AutoCloseable {
               });
     } catch (RuntimeException batchFailed) {
       LOG.log(Level.DEBUG, "deferred batch failed; running one by one: " + batchFailed);
-      return runOneByOne();
+      return runOneByOne(batchFailed);
+    }
+    if (!done.isEmpty()) {
+      fallbacks.batchSucceeded();
     }
     recheckHeads(recheck);
     done.forEach(p -> listener.processed(settings.subscription(), p.event()));
@@ -127,8 +132,9 @@ public final class DeferredInbox implements AutoCloseable {
   }
 
   /** After a failed batch: one event per transaction, so the failing one is isolated. */
-  private int runOneByOne() {
+  private int runOneByOne(RuntimeException batchFailure) {
     int claimed = 0;
+    boolean eachSucceeded = true;
     for (int i = 0; i < CLAIM_BATCH; i++) {
       Pending[] current = new Pending[1];
       Set<String> recheck = new HashSet<>();
@@ -145,7 +151,7 @@ public final class DeferredInbox implements AutoCloseable {
                   return true;
                 });
         if (!any) {
-          return claimed;
+          break;
         }
         recheckHeads(recheck);
         listener.processed(settings.subscription(), current[0].event());
@@ -153,9 +159,13 @@ public final class DeferredInbox implements AutoCloseable {
         if (current[0] == null) {
           throw failure; // the claim itself failed: the database, not a handler
         }
+        eachSucceeded = false;
         failed(current[0], failure);
       }
       claimed++;
+    }
+    if (eachSucceeded && claimed > 1) {
+      fallbacks.failedWholeButEachSucceededAlone(batchFailure);
     }
     return claimed;
   }

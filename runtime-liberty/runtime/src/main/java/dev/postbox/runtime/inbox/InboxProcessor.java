@@ -56,6 +56,7 @@ public final class InboxProcessor {
   private final Clock clock;
   private final InboxListener listener;
   private final ExecutorService workers;
+  private final BatchFallbacks fallbacks;
 
   /**
    * @param workers runs the lanes of a batch in parallel when {@link InboxSettings#workers()} is
@@ -78,6 +79,7 @@ public final class InboxProcessor {
     this.clock = clock;
     this.listener = listener;
     this.workers = workers;
+    this.fallbacks = new BatchFallbacks(settings.subscription(), System::nanoTime);
   }
 
   /** Processes one poll batch; every delivery is settled when this returns. */
@@ -138,10 +140,12 @@ public final class InboxProcessor {
     if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
       valid.forEach(item -> item.delivery.ack()); // the breach a negative control must catch
     }
+    RuntimeException batchFailure = null;
     if (settings.batch() && valid.size() > 1) {
       try {
         Set<String> recheck = new HashSet<>();
         List<Outcome> outcomes = tx.inTransaction(c -> handleAll(c, valid, recheck));
+        fallbacks.batchSucceeded();
         recheckHeads(recheck);
         for (int i = 0; i < valid.size(); i++) {
           settled(valid.get(i), outcomes.get(i));
@@ -150,8 +154,10 @@ public final class InboxProcessor {
       } catch (RuntimeException batchFailed) {
         // Roll back together, then isolate the failing delivery by processing one by one.
         LOG.log(Level.DEBUG, "inbox batch failed; processing one by one: " + batchFailed);
+        batchFailure = batchFailed;
       }
     }
+    boolean eachSucceeded = true;
     Set<String> stoppedKeys = new HashSet<>();
     for (Item item : valid) {
       String key = item.envelope.key();
@@ -160,9 +166,15 @@ public final class InboxProcessor {
         item.delivery.nack(settings.retry().delayAfter(1));
         continue;
       }
-      if (!processOne(item) && key != null) {
-        stoppedKeys.add(key);
+      if (!processOne(item)) {
+        eachSucceeded = false;
+        if (key != null) {
+          stoppedKeys.add(key);
+        }
       }
+    }
+    if (batchFailure != null && eachSucceeded) {
+      fallbacks.failedWholeButEachSucceededAlone(batchFailure);
     }
   }
 

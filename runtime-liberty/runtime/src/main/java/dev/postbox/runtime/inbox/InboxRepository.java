@@ -118,7 +118,7 @@ final class InboxRepository {
   boolean record(Connection c, String subscription, Envelope e, String fingerprint, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
-      bindRecord(ps, subscription, e, fingerprint, true, now);
+      bindRecord(ps, 0, subscription, e, fingerprint, true, now);
       return ps.executeUpdate() == 1;
     }
   }
@@ -151,7 +151,7 @@ final class InboxRepository {
     }
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
       for (int i : order) {
-        bindRecord(ps, subscription, events.get(i), fingerprints.get(i), processed, now);
+        bindRecord(ps, 0, subscription, events.get(i), fingerprints.get(i), processed, now);
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();
@@ -226,19 +226,10 @@ final class InboxRepository {
     }
   }
 
-  /** A PROCESSED row (inline mode, replays) or a RECEIVED one waiting for a deferred worker. */
-  private void bindRecord(
-      PreparedStatement ps,
-      String subscription,
-      Envelope e,
-      String fingerprint,
-      boolean processed,
-      Instant now)
-      throws SQLException {
-    bindRecord(ps, 0, subscription, e, fingerprint, processed, now);
-  }
-
-  /** Binds the eight values of {@link #RECORD_VALUES} from parameter {@code offset + 1} on. */
+  /**
+   * Binds a PROCESSED row (inline mode, replays) or a RECEIVED one waiting for a deferred worker:
+   * the eight values of {@link #RECORD_VALUES}, from parameter {@code offset + 1} on.
+   */
   private void bindRecord(
       PreparedStatement ps,
       int offset,
