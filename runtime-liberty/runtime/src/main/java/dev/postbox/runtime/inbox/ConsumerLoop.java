@@ -147,7 +147,7 @@ public final class ConsumerLoop implements Runnable {
     }
   }
 
-  /** How long polls have failed without a break, or empty while they work. */
+  /** How long polls or batches have failed without a break, or empty while they work. */
   public Optional<Duration> failingFor() {
     long since = failingSince;
     return since == 0

@@ -27,9 +27,6 @@ final class InboxRepository {
   /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */
   private static final int RETURNING_CHUNK = 1_000;
 
-  private static final java.util.concurrent.atomic.AtomicBoolean WARNED_NO_PER_ROW_RESULTS =
-      new java.util.concurrent.atomic.AtomicBoolean();
-
   private final Dialect dialect;
   private final String recordSql;
   private final String attemptSql;
@@ -158,7 +155,6 @@ final class InboxRepository {
       boolean[] fresh = new boolean[counts.length];
       for (int n = 0; n < counts.length; n++) {
         if (counts[n] == java.sql.Statement.SUCCESS_NO_INFO) {
-          warnNoPerRowResults();
           throw new IllegalStateException(
               "the JDBC driver does not report per-row insert results (PostgreSQL: turn off"
                   + " reWriteBatchedInserts); the inbox cannot tell new events from duplicates");
@@ -213,17 +209,6 @@ final class InboxRepository {
       }
     }
     return fresh;
-  }
-
-  private static void warnNoPerRowResults() {
-    if (WARNED_NO_PER_ROW_RESULTS.compareAndSet(false, true)) {
-      System.getLogger(InboxRepository.class.getName())
-          .log(
-              System.Logger.Level.WARNING,
-              "the JDBC driver does not report per-row insert results, so every inbox batch is"
-                  + " processed one delivery per transaction (slow); PostgreSQL: turn off"
-                  + " reWriteBatchedInserts");
-    }
   }
 
   /**

@@ -253,17 +253,8 @@ final class PendingEvents {
   }
 
   /**
-   * The handler ran: the event leaves the queue, its inbox row says PROCESSED, and the next event
-   * of its key becomes the head.
-   *
-   * @return false if the key had no next event: re-check it with {@link #promote} after the commit
-   */
-  boolean processed(Connection c, String subscription, Pending p, Instant now) throws SQLException {
-    return processedAll(c, subscription, List.of(p), now).isEmpty();
-  }
-
-  /**
-   * {@link #processed} for a worker's whole claim, in three JDBC batches whatever its size.
+   * The handlers ran: the events leave the queue, their inbox rows say PROCESSED, and the next
+   * event of each key becomes its head; three JDBC batches, whatever the claim's size.
    *
    * @return keys with no next event promoted: re-check them with {@link #promoteAll} after the
    *     commit

@@ -9,11 +9,12 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Ready while the broker answers a ping, the database answers a query, and no subscription's polls
- * have failed without a break for 30 seconds, as last read by {@link InboxRuntime} (every 5
- * seconds). The last matters because a ping opens a fresh connection: it can succeed while a
- * consumer's own connection is dead. An adapter that cannot ping reports the broker as unknown,
- * which does not count against readiness. Also shows each deferred subscription's queue depth.
+ * Ready while the broker answers a ping, the database answers a query, and no subscription's loop
+ * has failed (its polls, or its batches) without a break for 30 seconds, as last read by {@link
+ * InboxRuntime} (every 5 seconds). The last matters because a ping opens a fresh connection: it can
+ * succeed while a consumer's own connection is dead. An adapter that cannot ping reports the broker
+ * as unknown, which does not count against readiness. Also shows each deferred subscription's queue
+ * depth.
  */
 @Readiness
 @ApplicationScoped
@@ -28,14 +29,14 @@ public class InboxReadiness implements HealthCheck {
    * @param brokerError why the ping failed, or null
    * @param databaseError why the database query failed, or null
    * @param deferredDepths events waiting for deferred workers, per subscription
-   * @param failingPolls subscriptions whose polls have failed for 30 s or more, with why
+   * @param failingLoops subscriptions whose loop has failed for 30 s or more, with why
    */
   record Reading(
       Boolean brokerUp,
       String brokerError,
       String databaseError,
       Map<String, Long> deferredDepths,
-      Map<String, String> failingPolls) {}
+      Map<String, String> failingLoops) {}
 
   @Override
   public HealthCheckResponse call() {
@@ -59,10 +60,10 @@ public class InboxReadiness implements HealthCheck {
     data.put(
         "database", reading.databaseError() == null ? "UP" : "DOWN: " + reading.databaseError());
     reading.deferredDepths().forEach((s, depth) -> data.put("deferred " + s, depth.toString()));
-    reading.failingPolls().forEach((s, why) -> data.put("consumer " + s, "DOWN: " + why));
+    reading.failingLoops().forEach((s, why) -> data.put("consumer " + s, "DOWN: " + why));
     boolean checked = reading.brokerUp() != null || reading.brokerError() == null;
     return new Verdict(
-        checked && brokerOk && reading.databaseError() == null && reading.failingPolls().isEmpty(),
+        checked && brokerOk && reading.databaseError() == null && reading.failingLoops().isEmpty(),
         data);
   }
 }

@@ -55,9 +55,9 @@ public class InboxRuntime {
   private static final System.Logger LOG = System.getLogger(InboxRuntime.class.getName());
 
   /**
-   * Polls failing without a break for this long make readiness DOWN and the loop subscribe again:
-   * far longer than a broker's own reconnect, short enough that a wedged consumer is not left for
-   * an operator.
+   * A loop failing without a break for this long makes readiness DOWN (and, if its polls are what
+   * fails, subscribes again): far longer than a broker's own reconnect, short enough that a wedged
+   * consumer is not left for an operator.
    */
   static final Duration RESUBSCRIBE_AFTER = Duration.ofSeconds(30);
 
@@ -303,14 +303,14 @@ public class InboxRuntime {
     } catch (RuntimeException e) {
       dbError = e.toString();
     }
-    Map<String, String> failingPolls = new LinkedHashMap<>();
+    Map<String, String> failingLoops = new LinkedHashMap<>();
     loops.forEach(
         (subscription, loop) ->
             loop.failingFor()
                 .filter(d -> d.compareTo(RESUBSCRIBE_AFTER) >= 0)
                 .ifPresent(
                     d ->
-                        failingPolls.put(
+                        failingLoops.put(
                             subscription,
                             "failing for " + d.toSeconds() + " s: " + loop.lastError())));
     reading =
@@ -319,7 +319,7 @@ public class InboxRuntime {
             brokerError,
             dbError,
             java.util.Collections.unmodifiableMap(depths),
-            java.util.Collections.unmodifiableMap(failingPolls));
+            java.util.Collections.unmodifiableMap(failingLoops));
   }
 
   private void purge(InboxRetention retention, InboxConfig cfg) {

@@ -59,14 +59,15 @@ class ConsumerLoopTest {
   }
 
   private ConsumerLoop loop(Consumer first, Supplier<Consumer> subscribe) {
+    return loop(first, subscribe, deliveries -> batches.incrementAndGet());
+  }
+
+  private ConsumerLoop loop(
+      Consumer first,
+      Supplier<Consumer> subscribe,
+      java.util.function.Consumer<List<Delivery>> process) {
     return new ConsumerLoop(
-        "d/g",
-        first,
-        subscribe,
-        deliveries -> batches.incrementAndGet(),
-        Duration.ofSeconds(30),
-        Duration.ZERO,
-        now::get);
+        "d/g", first, subscribe, process, Duration.ofSeconds(30), Duration.ZERO, now::get);
   }
 
   @Test
@@ -132,8 +133,7 @@ class ConsumerLoopTest {
     CountDownLatch release = new CountDownLatch(1);
     // The database is down for 60 s of the test's clock (each poll moves it one second).
     ConsumerLoop loop =
-        new ConsumerLoop(
-            "d/g",
+        loop(
             working,
             () -> {
               subscribes.incrementAndGet();
@@ -150,10 +150,7 @@ class ConsumerLoopTest {
                     "database unavailable", new java.sql.SQLException("connection refused"));
               }
               batches.incrementAndGet();
-            },
-            Duration.ofSeconds(30),
-            Duration.ZERO,
-            now::get);
+            });
     CompletableFuture<Void> running = CompletableFuture.runAsync(loop);
     assertThat(held.await(10, TimeUnit.SECONDS))
         .as("attempts %s, subscribes %s", attempts, subscribes)
@@ -176,8 +173,7 @@ class ConsumerLoopTest {
     // the kind, and once ended the loop for good.
     AtomicInteger attempts = new AtomicInteger();
     ConsumerLoop loop =
-        new ConsumerLoop(
-            "d/g",
+        loop(
             new StandIn(false),
             () -> new StandIn(false),
             deliveries -> {
@@ -185,10 +181,7 @@ class ConsumerLoopTest {
                 throw new IllegalStateException("not now");
               }
               batches.incrementAndGet();
-            },
-            Duration.ofSeconds(30),
-            Duration.ZERO,
-            now::get);
+            });
     CompletableFuture<Void> running = CompletableFuture.runAsync(loop);
     await().atMost(Duration.ofSeconds(10)).until(() -> batches.get() > 0 || running.isDone());
     assertThat(running).isNotDone();
