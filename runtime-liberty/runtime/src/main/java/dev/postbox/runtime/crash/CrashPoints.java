@@ -18,6 +18,9 @@ package dev.postbox.runtime.crash;
  */
 public final class CrashPoints {
 
+  /** An {@code @Idempotent} request's transaction has committed; it is not yet answered. */
+  public static final String HTTP_COMMITTED_NOT_ANSWERED = "http.committed-not-answered";
+
   /** A handled event's transaction has committed; its delivery is not yet acknowledged. */
   public static final String INBOX_COMMITTED_NOT_ACKED = "inbox.committed-not-acked";
 

@@ -29,7 +29,12 @@ public final class Migrations {
    * loaders (Liberty among them).
    */
   static final List<String> FILES =
-      List.of("V1__outbox.sql", "V2__inbox.sql", "V3__inbox_deferred.sql", "V4__inbox_counter.sql");
+      List.of(
+          "V1__outbox.sql",
+          "V2__inbox.sql",
+          "V3__inbox_deferred.sql",
+          "V4__inbox_counter.sql",
+          "V5__idempotency.sql");
 
   private Migrations() {}
 

@@ -1,30 +1,37 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.Partitioner;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.persistence.EntityManager;
-import jakarta.persistence.PersistenceContext;
 import jakarta.transaction.Status;
 import jakarta.transaction.Synchronization;
 import jakarta.transaction.TransactionSynchronizationRegistry;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.Set;
 
 /**
- * The {@link Outbox}: persists through the {@code postbox} persistence unit (JTA, on the
- * application's data source), and registers an interposed synchronization that wakes the relay for
- * the touched partitions right after the commit.
+ * The {@link Outbox}: inserts the row with JDBC on the application's JTA data source, inside the
+ * caller's transaction (the server shares one connection per transaction, so it commits with the
+ * business rows in one local commit), and registers an interposed synchronization that wakes the
+ * relay for the touched partitions right after the commit.
+ *
+ * <p>JDBC rather than JPA: timestamps are bound by the {@link dev.postbox.runtime.db.Dialect}, in
+ * UTC on every database and whatever the JVM's time zone (a JPA {@code OffsetDateTime} in a MariaDB
+ * {@code DATETIME} was written in local time, and the relay, reading UTC, saw rows from the
+ * future); and the row is written when {@code record} is called, so a constraint or size error
+ * surfaces there, in the caller's transaction.
  */
 @ApplicationScoped
 public class JtaOutbox implements Outbox {
 
   private static final Object PARTITIONS_KEY = JtaOutbox.class.getName() + ".partitions";
-
-  @PersistenceContext(unitName = "postbox")
-  private EntityManager em;
 
   @Resource private TransactionSynchronizationRegistry registry;
 
@@ -47,11 +54,15 @@ public class JtaOutbox implements Outbox {
         withTrace = event; // a thread of the application's own, outside any request
       }
     }
-    OutboxEventEntity row =
-        OutboxEventEntity.pending(withTrace, runtime.partitions(), Instant.now());
-    em.persist(row);
-    wakeAfterCommit(row.partition());
-    return row.eventId();
+    OutboxRepository repository = runtime.repository();
+    try (Connection c = runtime.dataSource().getConnection()) {
+      repository.insert(c, withTrace, Instant.now());
+    } catch (SQLException e) {
+      throw new DataAccessException("the outbox row could not be written: " + e.getMessage(), e);
+    }
+    wakeAfterCommit(
+        Partitioner.partition(withTrace.key(), withTrace.eventId(), repository.partitions()));
+    return withTrace.eventId();
   }
 
   @SuppressWarnings("unchecked")

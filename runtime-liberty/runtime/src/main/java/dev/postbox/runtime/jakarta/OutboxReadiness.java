@@ -12,8 +12,10 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Ready while the outbox table answers and the oldest pending event is younger than {@code
- * postbox.lag.threshold}. FAILED rows are reported, not held against readiness: they wait for an
- * operator, and taking the application out of service would not help them.
+ * postbox.lag.threshold}, and not older than that into the future (a negative age means clocks or
+ * time zones disagree, and such a row would wait unpublished). FAILED rows are reported, not held
+ * against readiness: they wait for an operator, and taking the application out of service would not
+ * help them.
  */
 @Readiness
 @ApplicationScoped
@@ -29,6 +31,9 @@ public class OutboxReadiness implements HealthCheck {
             runtime.lag(),
             runtime.oldestPendingAgeSeconds(),
             runtime.lagThreshold());
+    if (runtime.durability() != null) {
+      v.data().put("durability", runtime.durability().describe());
+    }
     var r = HealthCheckResponse.named("postbox-outbox").status(v.up());
     v.data().forEach((k, value) -> r.withData(k, value));
     return r.build();
@@ -48,6 +53,17 @@ public class OutboxReadiness implements HealthCheck {
     data.put("failed", Long.toString(lag.failed()));
     data.put("oldestPendingAgeSeconds", Long.toString((long) oldestPendingAgeSeconds));
     data.put("thresholdSeconds", Long.toString(threshold.toSeconds()));
+    if (oldestPendingAgeSeconds < -threshold.toSeconds()) {
+      // A row "created" in the future waits that long before anyone publishes it: clocks that
+      // disagree, or a timestamp written in a local time zone and read as UTC.
+      data.put(
+          "error",
+          "the oldest pending event was created "
+              + (long) -oldestPendingAgeSeconds
+              + " s in the future: the instances' clocks disagree, or timestamps are written in a"
+              + " local time zone");
+      return new Verdict(false, data);
+    }
     return new Verdict(oldestPendingAgeSeconds <= threshold.toSeconds(), data);
   }
 }

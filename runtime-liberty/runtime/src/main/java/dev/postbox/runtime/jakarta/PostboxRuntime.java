@@ -1,8 +1,10 @@
 package dev.postbox.runtime.jakarta;
 
 import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Durability;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.relay.OutboxAdmin;
@@ -65,11 +67,15 @@ public class PostboxRuntime {
   private volatile Broker broker;
   private volatile Transactions tx;
   private volatile Dialect dialect;
+  private volatile Durability durability;
+  private volatile DataSource dataSource;
   private final AtomicReference<OutboxRepository.Lag> lag = new AtomicReference<>();
   private final AtomicReference<String> lagError = new AtomicReference<>("not started");
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
   private ScheduledFuture<?> lagRefresh;
+  private ScheduledFuture<?> idempotencyPurge;
+  private volatile IdempotencyKeys idempotencyKeys;
 
   /** Postbox's own configuration, parsed once. */
   record Settings(
@@ -80,7 +86,18 @@ public class PostboxRuntime {
       Map<String, String> brokerConfig,
       RelaySettings relay,
       Duration lagThreshold,
+      boolean acceptUnsafeDurability,
+      Idempotency idempotency,
       InboxConfig inbox) {}
+
+  /**
+   * The {@code Idempotency-Key} settings.
+   *
+   * @param inFlightTimeout how long a claimed key holds before a retry may take it over
+   * @param retention how long a key and its answer are kept
+   * @param maxBodyBytes the largest request body an idempotent method takes
+   */
+  record Idempotency(Duration inFlightTimeout, Duration retention, int maxBodyBytes) {}
 
   private boolean started;
 
@@ -92,8 +109,13 @@ public class PostboxRuntime {
     started = true;
     settings = parse(config);
     DataSource ds = lookup(settings.dataSource());
+    dataSource = ds;
     dialect = settings.migrate() ? Migrations.migrate(ds) : Migrations.dialect(ds);
+    durability = Durability.check(ds, dialect, settings.acceptUnsafeDurability());
     tx = new JtaTransactions(userTransaction, ds);
+    idempotencyKeys = new IdempotencyKeys(tx, dialect, settings.idempotency().inFlightTimeout());
+    idempotencyPurge =
+        scheduler.scheduleWithFixedDelay(this::purgeIdempotencyKeys, 1, 60, TimeUnit.SECONDS);
     registerMetrics();
     lagRefresh = scheduler.scheduleWithFixedDelay(this::refreshLag, 0, 2, TimeUnit.SECONDS);
     if (!"none".equals(settings.brokerName())) {
@@ -131,12 +153,20 @@ public class PostboxRuntime {
     if (lagRefresh != null) {
       lagRefresh.cancel(false);
     }
+    if (idempotencyPurge != null) {
+      idempotencyPurge.cancel(false);
+    }
     if (relay != null) {
       relay.close();
     }
     if (broker != null) {
       broker.close();
     }
+  }
+
+  /** The durability the database's settings give a commit; null before the start. */
+  public Durability durability() {
+    return durability;
   }
 
   /** Called after a commit that recorded events in this partition. */
@@ -149,6 +179,41 @@ public class PostboxRuntime {
 
   int partitions() {
     return settings.relay().partitions();
+  }
+
+  /** The application's JTA data source that holds the outbox. */
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** The {@code Idempotency-Key} settings. */
+  Idempotency idempotency() {
+    return settings.idempotency();
+  }
+
+  /** The idempotency keys of {@link Idempotent} methods. */
+  IdempotencyKeys idempotencyKeys() {
+    return idempotencyKeys;
+  }
+
+  /** Deletes expired idempotency keys, a bounded batch at a time, until none is left. */
+  private void purgeIdempotencyKeys() {
+    try {
+      Instant cutoff = Instant.now().minus(settings.idempotency().retention());
+      while (idempotencyKeys.purge(cutoff, 1_000) == 1_000) {
+        // next batch
+      }
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING,
+          "Postbox: purging expired idempotency keys failed; next try in a minute",
+          e);
+    }
+  }
+
+  /** The outbox's SQL for this database. */
+  OutboxRepository repository() {
+    return new OutboxRepository(dialect, settings.relay().partitions());
   }
 
   /** The operator's API: lag, failed rows, retry, discard. */
@@ -220,7 +285,8 @@ public class PostboxRuntime {
     if (l == null || l.oldestPending() == null) {
       return 0;
     }
-    return Math.max(0, Duration.between(l.oldestPending(), Instant.now()).toMillis() / 1000.0);
+    // Not clamped at 0: a row from the future is a clock or time-zone fault, and must show.
+    return Duration.between(l.oldestPending(), Instant.now()).toMillis() / 1000.0;
   }
 
   private final class Counting implements RelayListener {
@@ -264,7 +330,11 @@ public class PostboxRuntime {
           "postbox.retention.batch",
           "postbox.migrate",
           "postbox.datasource",
-          "postbox.lag.threshold");
+          "postbox.lag.threshold",
+          "postbox.durability.accept-unsafe",
+          "postbox.idempotency.in-flight-timeout",
+          "postbox.idempotency.retention",
+          "postbox.idempotency.max-body-bytes");
 
   /** Every key the parser knows. */
   static final List<String> ALL_KEYS =
@@ -350,6 +420,19 @@ public class PostboxRuntime {
                 Duration.ofMinutes(1),
                 Duration.ofSeconds(1),
                 Duration.ofDays(1)),
+            c.bool("postbox.durability.accept-unsafe", false),
+            new Idempotency(
+                c.duration(
+                    "postbox.idempotency.in-flight-timeout",
+                    Duration.ofSeconds(30),
+                    Duration.ofSeconds(1),
+                    Duration.ofHours(1)),
+                c.duration(
+                    "postbox.idempotency.retention",
+                    Duration.ofHours(24),
+                    Duration.ofMinutes(1),
+                    Duration.ofDays(3650)),
+                c.integer("postbox.idempotency.max-body-bytes", 1 << 20, 1, 64 << 20)),
             InboxConfig.parse(c));
     c.requireNoUnknownKeys();
     return s;

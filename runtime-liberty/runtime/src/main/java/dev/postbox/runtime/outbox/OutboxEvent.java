@@ -1,5 +1,6 @@
 package dev.postbox.runtime.outbox;
 
+import dev.postbox.spi.Envelope;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -43,6 +44,14 @@ public record OutboxEvent(
     Objects.requireNonNull(time, "time");
     headers = Map.copyOf(headers == null ? Map.of() : headers);
     payload = payload.clone();
+    // Exactly what the relay's envelope will check, now, in the caller's transaction: an event
+    // that cannot be published must never be committed, to be parked later with its order.
+    try {
+      new Envelope(eventId, source, type, subject, key, time, contentType, headers, payload);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "outbox event " + eventId + " cannot be published: " + e.getMessage(), e);
+    }
   }
 
   @Override

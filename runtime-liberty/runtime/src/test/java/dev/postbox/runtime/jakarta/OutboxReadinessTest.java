@@ -37,4 +37,19 @@ class OutboxReadinessTest {
     assertThat(v.up()).isFalse();
     assertThat(v.data()).containsEntry("error", "connection refused");
   }
+
+  @Test
+  void downWhenTheOldestPendingRowWasCreatedFarInTheFuture() {
+    // What a row written in UTC+14 local time and read as UTC looks like: 14 hours ahead.
+    var v = OutboxReadiness.judge(null, new Lag(3, 0, Instant.now()), -50_400, THRESHOLD);
+    assertThat(v.up()).isFalse();
+    assertThat(v.data()).containsEntry("oldestPendingAgeSeconds", "-50400");
+    assertThat(v.data().get("error")).contains("50400 s in the future");
+  }
+
+  @Test
+  void aFewSecondsOfClockSkewIntoTheFutureIsTolerated() {
+    assertThat(OutboxReadiness.judge(null, new Lag(3, 0, Instant.now()), -2, THRESHOLD).up())
+        .isTrue();
+  }
 }
