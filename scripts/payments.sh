@@ -12,5 +12,11 @@
 # POSTBOX_BROKER_BOOTSTRAP_SERVERS, ADMIN_PASSWORD (see docs/payments-app.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A local demo: the server accepts the demo users' shipped passwords only in dev mode. Set
+# ADMIN_PASSWORD and VIEWER_PASSWORD (and PAYMENTS_DEV_MODE=false) for anything else.
+export PAYMENTS_DEV_MODE="${PAYMENTS_DEV_MODE:-true}"
+if [[ "$PAYMENTS_DEV_MODE" == "true" && -z "${ADMIN_PASSWORD:-}" ]]; then
+  echo "payments.sh: dev mode; the console and /admin take admin / admin (viewer / viewer for read-only 403s)"
+fi
 ./mvnw -B -q -pl runtime-liberty/payments-app -am install -DskipTests -DskipITs "$@"
 exec ./mvnw -B -pl runtime-liberty/payments-app liberty:run "$@"

@@ -66,4 +66,54 @@ class AdminSecurityIT {
         .contains("postbox_outbox_pending")
         .contains("postbox_inbox_processed_total");
   }
+
+  @Test
+  void aCrossSiteFormPostWithCachedCredentialsIsRefused() {
+    // What a form on another site posting with the admin's cached Basic credentials looks like.
+    var crossSite =
+        api.post(
+            "/admin/load?orders=1",
+            null,
+            "Origin",
+            "https://evil.example",
+            "Sec-Fetch-Site",
+            "cross-site",
+            "admin:admin");
+    assertThat(crossSite.statusCode()).isEqualTo(403);
+    assertThat(crossSite.body()).contains("cross-site");
+    var otherOrigin =
+        api.post(
+            "/admin/dead-letters/1/discard", null, "Origin", "http://evil.example", "admin:admin");
+    assertThat(otherOrigin.statusCode()).isEqualTo(403);
+  }
+
+  @Test
+  void theConsoleCannotBeFramedAndAnswersCarryNoStackTrace() {
+    var console = api.get("/console/index.html", "admin:admin");
+    assertThat(console.statusCode()).isEqualTo(200);
+    assertThat(console.headers().firstValue("X-Frame-Options")).contains("DENY");
+    assertThat(console.headers().firstValue("Content-Security-Policy").orElse(""))
+        .contains("frame-ancestors 'none'");
+    var unknown = api.get("/no-such-endpoint");
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(unknown.body()).doesNotContain("Exception").doesNotContain("<html");
+  }
+
+  @Test
+  void theEmbeddedBrokerRefusesTcpClientsWithoutCredentials() throws Exception {
+    try (var factory =
+        new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+            System.getProperty("payments.artemis.url"))) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> factory.createConnection().close())
+          .isInstanceOf(jakarta.jms.JMSSecurityException.class);
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> factory.createConnection("payments-it", "wrong").close())
+          .isInstanceOf(jakarta.jms.JMSSecurityException.class);
+      factory
+          .createConnection(
+              System.getProperty("payments.artemis.user"),
+              System.getProperty("payments.artemis.password"))
+          .close();
+    }
+  }
 }

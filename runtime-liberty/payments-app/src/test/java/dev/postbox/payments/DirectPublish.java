@@ -27,6 +27,10 @@ final class DirectPublish {
             Map.of(
                 "url",
                 System.getProperty("payments.artemis.url"),
+                "user",
+                System.getProperty("payments.artemis.user"),
+                "password",
+                System.getProperty("payments.artemis.password"),
                 "duplicate.detection",
                 "false"))) {
       Envelope order =

@@ -1,6 +1,9 @@
 package dev.postbox.payments;
 
-/** The crash harness on Kafka. */
+/**
+ * The crash harness on Kafka and PostgreSQL, with the server JVM in UTC+14: timestamps must not
+ * depend on the JVM's time zone.
+ */
 class KafkaTortureIT extends TortureContract {
   @Override
   String broker() {
@@ -10,5 +13,10 @@ class KafkaTortureIT extends TortureContract {
   @Override
   int firstKillPhase() {
     return 0;
+  }
+
+  @Override
+  String timeZone() {
+    return "Pacific/Kiritimati";
   }
 }

@@ -37,4 +37,26 @@ class NegativeControlIT {
     assertThat(result.verdict().ok()).as(result.summary()).isFalse();
     assertThat(result.verdict().lost()).as(result.summary()).isPositive();
   }
+
+  @Test
+  void withH2sWriteDelayBackOnTheEmbeddedDefaultLosesAcknowledgedOrders() throws Exception {
+    // H2's own default: commits acknowledged up to 500 ms before they are written. The startup
+    // check refuses it, so the run must accept it explicitly.
+    TortureHarness.Result result =
+        new TortureHarness(
+                new TortureHarness.Settings(
+                        "embedded", 1_000, 2, 0, 8, 0, 0, false, Duration.ZERO, 0, "none")
+                    .on(
+                        "h2",
+                        null,
+                        java.util.Map.of(
+                            "db.url",
+                            "jdbc:h2:./data/payments;DB_CLOSE_ON_EXIT=FALSE;WRITE_DELAY=500",
+                            "postbox.durability.accept-unsafe",
+                            "true")))
+            .run();
+    System.out.println("NEGATIVE CONTROL (write delay) SUMMARY\n" + result.summary());
+    assertThat(result.verdict().ok()).as(result.summary()).isFalse();
+    assertThat(result.verdict().lost()).as(result.summary()).isPositive();
+  }
 }

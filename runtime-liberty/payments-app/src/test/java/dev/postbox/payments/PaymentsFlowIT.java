@@ -31,7 +31,10 @@ class PaymentsFlowIT {
     HttpResponse<String> first = api.post("/orders", body, "Idempotency-Key", key);
     HttpResponse<String> retry = api.post("/orders", body, "Idempotency-Key", key);
     assertThat(first.statusCode()).isEqualTo(201);
-    assertThat(retry.statusCode()).isEqualTo(200);
+    assertThat(retry.statusCode()).as("the first answer again").isEqualTo(201);
+    assertThat(retry.headers().firstValue("Idempotency-Replayed")).contains("true");
+    assertThat(retry.headers().firstValue("Location"))
+        .isEqualTo(first.headers().firstValue("Location"));
     assertThat(text(retry.body(), "orderId")).isEqualTo(text(first.body(), "orderId"));
   }
 

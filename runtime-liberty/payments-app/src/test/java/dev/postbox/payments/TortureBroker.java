@@ -32,6 +32,16 @@ abstract class TortureBroker implements AutoCloseable {
   /** The adapter's name: kafka, artemis or sqs. */
   abstract String name();
 
+  /** The run's name for the broker, e.g. kafka, or embedded for the Artemis inside the server. */
+  String label() {
+    return name();
+  }
+
+  /** Whether the broker runs inside the server (starts and dies with it). */
+  boolean embedded() {
+    return false;
+  }
+
   /** The adapter's settings, without the {@code postbox.broker.} prefix. */
   abstract Map<String, String> adapterConfig();
 
@@ -62,8 +72,80 @@ abstract class TortureBroker implements AutoCloseable {
       case "kafka" -> new Kafka();
       case "artemis" -> new Artemis();
       case "sqs" -> new Sqs();
+      case "embedded" -> new Embedded();
       default -> throw new IllegalArgumentException("no torture broker '" + name + "'");
     };
+  }
+
+  /**
+   * The embedded default: the Artemis broker inside the server, with its journal in the server's
+   * folder, so every SIGKILL kills the broker too and its journal restarts with the app. The
+   * harness reaches it over the TCP acceptor, with the credentials the server requires there.
+   */
+  static final class Embedded extends TortureBroker {
+    static final String USER = "torture";
+    static final String PASSWORD = "torture-broker-secret";
+    private final int port = freePort();
+
+    @Override
+    String name() {
+      return "artemis";
+    }
+
+    @Override
+    String label() {
+      return "embedded";
+    }
+
+    @Override
+    boolean embedded() {
+      return true;
+    }
+
+    @Override
+    Map<String, String> adapterConfig() {
+      return Map.of("url", "vm://0");
+    }
+
+    @Override
+    Map<String, String> serverVariables() {
+      Map<String, String> v = super.serverVariables();
+      v.put("payments.embedded-artemis", "true");
+      v.put("payments.embedded-artemis.tcp-port", Integer.toString(port));
+      v.put("payments.embedded-artemis.tcp-user", USER);
+      v.put("payments.embedded-artemis.tcp-password", PASSWORD);
+      return v;
+    }
+
+    @Override
+    void injectPoison(int count) throws Exception {
+      try (var factory =
+              new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                  "tcp://127.0.0.1:" + port);
+          var connection = factory.createConnection(USER, PASSWORD);
+          var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+          var producer = session.createProducer(session.createQueue(orders))) {
+        for (int i = 0; i < count; i++) {
+          producer.send(session.createTextMessage("poison " + i));
+        }
+      }
+    }
+
+    @Override
+    void restart() {
+      throw new UnsupportedOperationException("the embedded broker restarts with the server");
+    }
+
+    @Override
+    public void close() {}
+
+    private static int freePort() {
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        return s.getLocalPort();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
   }
 
   /** Kafka (KRaft) in this JVM; a restart keeps its log. */

@@ -1,14 +1,11 @@
 package dev.postbox.payments;
 
-import dev.postbox.payments.orders.OrderResource;
 import dev.postbox.runtime.crash.CrashPoints;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -44,7 +41,7 @@ final class TortureHarness {
    */
   static final List<String> KILL_PHASES =
       List.of(
-          OrderResource.ORDER_COMMITTED_NOT_ANSWERED,
+          CrashPoints.HTTP_COMMITTED_NOT_ANSWERED,
           CrashPoints.RELAY_PUBLISHED_NOT_MARKED,
           CrashPoints.INBOX_COMMITTED_NOT_ACKED);
 
@@ -56,6 +53,9 @@ final class TortureHarness {
    * @param handlerFailures a transient failure injected this many times inside inbox transactions
    *     before they commit (the handler has run); 0 for none
    * @param unsafe {@code postbox.inbox.unsafe} for a negative control, or "none"
+   * @param database postgresql, mariadb, or h2 (the embedded default, as shipped)
+   * @param timeZone the server JVM's default time zone, or null for the machine's
+   * @param overrides further server variables, e.g. a negative control's unsafe database URL
    */
   record Settings(
       String broker,
@@ -68,7 +68,60 @@ final class TortureHarness {
       boolean brokerRestart,
       Duration databasePause,
       int handlerFailures,
-      String unsafe) {}
+      String unsafe,
+      String database,
+      String timeZone,
+      Map<String, String> overrides) {
+
+    /** The usual run on PostgreSQL in the machine's time zone. */
+    Settings(
+        String broker,
+        int orders,
+        int kills,
+        int firstPhase,
+        int clients,
+        int republishPercent,
+        int poison,
+        boolean brokerRestart,
+        Duration databasePause,
+        int handlerFailures,
+        String unsafe) {
+      this(
+          broker,
+          orders,
+          kills,
+          firstPhase,
+          clients,
+          republishPercent,
+          poison,
+          brokerRestart,
+          databasePause,
+          handlerFailures,
+          unsafe,
+          "postgresql",
+          null,
+          Map.of());
+    }
+
+    /** This run with another database, time zone and extra server variables. */
+    Settings on(String database, String timeZone, Map<String, String> overrides) {
+      return new Settings(
+          broker,
+          orders,
+          kills,
+          firstPhase,
+          clients,
+          republishPercent,
+          poison,
+          brokerRestart,
+          databasePause,
+          handlerFailures,
+          unsafe,
+          database,
+          timeZone,
+          overrides);
+    }
+  }
 
   /** What a run did and found. */
   record Result(
@@ -87,7 +140,14 @@ final class TortureHarness {
     String summary() {
       return String.join(
           "\n",
-          "broker: " + settings.broker() + ", database: postgresql, unsafe: " + settings.unsafe(),
+          "broker: "
+              + settings.broker()
+              + ", database: "
+              + settings.database()
+              + (settings.timeZone() == null ? "" : ", server time zone: " + settings.timeZone())
+              + ", unsafe: "
+              + settings.unsafe()
+              + (settings.overrides().isEmpty() ? "" : ", overrides: " + settings.overrides()),
           "N (orders accepted): " + accepted + " of " + settings.orders(),
           "K (server SIGKILLs): "
               + settings.kills()
@@ -96,7 +156,7 @@ final class TortureHarness {
                   : ", each once a server thread was held in its window: "
                       + String.join(", ", killsLanded)),
           "client retries with the same Idempotency-Key after errors or timeouts: " + clientRetries,
-          "retries answered with the order the first attempt had placed (200): "
+          "retries answered with the order the first attempt had placed (replayed): "
               + answeredFromIdempotencyKey,
           "duration: " + duration.toSeconds() + " s",
           "lost: " + verdict.lost() + ", doubled: " + verdict.doubled(),
@@ -110,11 +170,18 @@ final class TortureHarness {
     }
   }
 
-  private static final String PG = "jdbc:postgresql://127.0.0.1:5432/test";
+  /** The embedded default's demo admin, set for the run (the server refuses default passwords). */
+  static final String ADMIN_PASSWORD = "torture-admin-secret";
 
   private final Settings settings;
   private final Random random = new Random();
-  private final String schema = "torture_" + Long.toHexString(System.nanoTime());
+  private TortureDatabase db;
+
+  /** Whether the harness reads the database itself (else through the running app's API). */
+  private volatile boolean sqlReadable;
+
+  private PaymentsApi api;
+  private final String keyPrefix = "torture-" + Long.toHexString(System.nanoTime());
   private final Map<String, Long> accepted = new ConcurrentHashMap<>();
   private final AtomicLong republished = new AtomicLong();
   private final AtomicLong clientRetries = new AtomicLong();
@@ -130,18 +197,30 @@ final class TortureHarness {
 
   Result run() throws Exception {
     Instant started = Instant.now();
-    execute("CREATE SCHEMA " + schema); // a name made here, never input
-    try (TortureBroker broker = TortureBroker.of(settings.broker())) {
-      broker.injectPoison(settings.poison());
+    try (TortureBroker broker = TortureBroker.of(settings.broker());
+        TortureDatabase database =
+            TortureDatabase.of(
+                settings.database(), VariantServer.dirOf("torture-" + broker.label()))) {
+      db = database;
+      sqlReadable = database.readableWhileServing();
+      if (!broker.embedded()) {
+        broker.injectPoison(settings.poison());
+      }
       VariantServer server =
-          new VariantServer(broker.name(), "torture-" + broker.name(), serverVariables(broker));
-      crashPoints = server.enableCrashPoints();
+          new VariantServer(broker.name(), "torture-" + broker.label(), serverVariables(broker));
+      crashPoints = server.enableCrashPoints(settings.timeZone());
       server.start();
-      PaymentsApi api = new PaymentsApi(server.url());
+      if (broker.embedded()) {
+        broker.injectPoison(settings.poison()); // the broker lives in the server
+      }
+      api = new PaymentsApi(server.url());
       Republisher republisher = new Republisher(broker);
       Thread republishing = new Thread(republisher, "torture-republisher");
       republishing.setDaemon(true);
-      republishing.start();
+      if (settings.republishPercent() > 0) {
+        republishing.start();
+      }
+      boolean serverStopped = false;
       try {
         ExecutorService clients = Executors.newFixedThreadPool(settings.clients());
         AtomicInteger next = new AtomicInteger();
@@ -159,6 +238,11 @@ final class TortureHarness {
         }
         stopRepublisher.set(true);
         republishing.join(30_000);
+        if (!db.readableWhileServing()) {
+          server.close(); // the server's process owns the embedded database's file
+          serverStopped = true;
+          sqlReadable = true;
+        }
         return new Result(
             settings,
             accepted.size(),
@@ -173,18 +257,18 @@ final class TortureHarness {
             verdict(broker));
       } finally {
         stopRepublisher.set(true);
-        server.close();
+        if (!serverStopped) {
+          server.close();
+        }
       }
-    } finally {
-      execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
     }
   }
 
   private Map<String, String> serverVariables(TortureBroker broker) {
     Map<String, String> v = new HashMap<>(broker.serverVariables());
-    v.put("db.url", PG + "?currentSchema=" + schema);
-    v.put("db.driver", "org.postgresql.Driver");
-    v.put("db.user", "postgres");
+    v.putAll(db.serverVariables());
+    v.put("admin.password", ADMIN_PASSWORD);
+    v.put("viewer.password", ADMIN_PASSWORD + "-viewer");
     v.put("postbox.partitions", "16");
     v.put("postbox.lease", "5s");
     v.put("postbox.poll-interval", "200ms");
@@ -196,6 +280,9 @@ final class TortureHarness {
     v.put("postbox.inbox.initial-delay", "100ms");
     v.put("postbox.inbox.max-delay", "2s");
     v.put("postbox.inbox.unsafe", settings.unsafe());
+    // A request killed mid-transaction leaves its key claimed; its retry takes over after this.
+    v.put("postbox.idempotency.in-flight-timeout", "5s");
+    v.putAll(settings.overrides());
     return v;
   }
 
@@ -204,13 +291,13 @@ final class TortureHarness {
     for (int i = next.getAndIncrement(); i < settings.orders(); i = next.getAndIncrement()) {
       long cents = 100 + (long) (Math.random() * 10_000);
       String body = "{\"customer\":\"torture-" + (i % 97) + "\",\"amountCents\":" + cents + "}";
-      String key = schema + "-" + i;
+      String key = keyPrefix + "-" + i;
       while (true) {
         try {
           HttpResponse<String> r = api.post("/orders", body, "Idempotency-Key", key);
           if (r.statusCode() == 200 || r.statusCode() == 201) {
             accepted.put(PaymentsApi.text(r.body(), "orderId"), cents);
-            if (r.statusCode() == 200) {
+            if (r.headers().firstValue("Idempotency-Replayed").isPresent()) {
               answeredFromKey.incrementAndGet(); // a retry found the order its first try placed
             }
             break;
@@ -240,7 +327,7 @@ final class TortureHarness {
     if (settings.brokerRestart()) {
       plan.add(Math.min(1, plan.size()), "broker");
     }
-    if (!settings.databasePause().isZero()) {
+    if (!settings.databasePause().isZero() && db.canPause()) {
       plan.add(Math.min(2, plan.size()), "database");
     }
     if (settings.handlerFailures() > 0) {
@@ -291,9 +378,9 @@ final class TortureHarness {
           chaos.add("broker restart at " + state);
         }
         default -> {
-          pauseDatabase(settings.databasePause());
+          db.pause(settings.databasePause());
           chaos.add(
-              "PostgreSQL stopped " + settings.databasePause().toSeconds() + " s at " + state);
+              db.kind() + " stopped " + settings.databasePause().toSeconds() + " s at " + state);
         }
       }
     }
@@ -377,14 +464,17 @@ final class TortureHarness {
   private String diagnose(VariantServer server) {
     StringBuilder d = new StringBuilder("left behind: ");
     try {
+      if (!sqlReadable) {
+        throw new SQLException("read after the server stops");
+      }
       perOrder(
-              "SELECT destination || ' ' || status || ' attempts=' || attempts || ' due='"
-                  + " || next_attempt_at || ' error=' || COALESCE(last_error, '-'), COUNT(*)"
+              "SELECT CONCAT(destination, ' ', status, ' attempts=', attempts, ' due=',"
+                  + " next_attempt_at, ' error=', COALESCE(last_error, '-')), COUNT(*)"
                   + " FROM postbox_outbox WHERE status IN ('PENDING', 'FAILED')"
-                  + " GROUP BY 1 ORDER BY 2 DESC LIMIT 10")
+                  + " GROUP BY 1 ORDER BY 2 DESC")
           .forEach((row, count) -> d.append(count).append(" x ").append(row).append("; "));
       perOrder(
-              "SELECT owner || ' until ' || lease_until, COUNT(*) FROM postbox_lease"
+              "SELECT CONCAT(owner, ' until ', lease_until), COUNT(*) FROM postbox_lease"
                   + " GROUP BY 1")
           .forEach((lease, count) -> d.append(count).append(" leases ").append(lease).append("; "));
       d.append("now ").append(Instant.now()).append("; ");
@@ -441,7 +531,8 @@ final class TortureHarness {
                       "SELECT id, event_id, event_key, event_type, source, subject, content_type,"
                           + " headers, payload, event_time FROM postbox_outbox"
                           + " WHERE destination = ? AND status = 'DISPATCHED' AND id > ?"
-                          + " ORDER BY id FETCH FIRST 500 ROWS ONLY")) {
+                          + " ORDER BY id")) {
+            ps.setMaxRows(500);
             ps.setString(1, broker.orders);
             ps.setLong(2, last);
             try (ResultSet rs = ps.executeQuery()) {
@@ -459,9 +550,7 @@ final class TortureHarness {
                           .headers(
                               dev.postbox.runtime.db.StringMapJson.read(rs.getString("headers")))
                           .payload(rs.getBytes("payload"))
-                          .time(
-                              rs.getObject("event_time", java.time.OffsetDateTime.class)
-                                  .toInstant())
+                          .time(dev.postbox.runtime.db.Dialect.of(c).read(rs, "event_time"))
                           .build());
                 }
               }
@@ -491,6 +580,9 @@ final class TortureHarness {
 
     /** Every dispatched event has had its chance to be copied. */
     boolean caughtUp(String orders) {
+      if (settings.republishPercent() == 0) {
+        return true;
+      }
       try (Connection c = connect();
           PreparedStatement ps =
               c.prepareStatement(
@@ -509,34 +601,33 @@ final class TortureHarness {
 
   // ---- the database ----
 
-  private static void pauseDatabase(Duration outage) throws Exception {
-    String version;
-    try (var versions = java.nio.file.Files.list(java.nio.file.Path.of("/etc/postgresql"))) {
-      version = versions.findFirst().orElseThrow().getFileName().toString();
-    }
-    exec("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "stop", "-m", "fast");
-    pause(outage); // the outage itself: a fixed span by design, not a wait for async work
-    exec("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "start");
-  }
-
-  private static void exec(String... command) throws Exception {
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
-    }
-  }
+  // While the server runs, the embedded database is read through the app's own API.
 
   private long chargeCount() throws SQLException {
-    return single("SELECT COUNT(*) FROM pay_ledger");
+    return sqlReadable
+        ? single("SELECT COUNT(*) FROM pay_ledger")
+        : PaymentsApi.number(okBody(api.get("/ledger")), "charges");
   }
 
   private long notificationCount() throws SQLException {
-    return single("SELECT COUNT(*) FROM pay_notification");
+    return sqlReadable
+        ? single("SELECT COUNT(*) FROM pay_notification")
+        : PaymentsApi.number(okBody(api.get("/ledger")), "notifications");
   }
 
   private long undispatched() throws SQLException {
-    return single("SELECT COUNT(*) FROM postbox_outbox WHERE status IN ('PENDING', 'FAILED')");
+    if (sqlReadable) {
+      return single("SELECT COUNT(*) FROM postbox_outbox WHERE status IN ('PENDING', 'FAILED')");
+    }
+    String outbox = okBody(api.get("/admin/outbox", "admin:" + ADMIN_PASSWORD));
+    return PaymentsApi.number(outbox, "pending") + PaymentsApi.number(outbox, "failed");
+  }
+
+  private static String okBody(HttpResponse<String> r) throws SQLException {
+    if (r.statusCode() != 200) {
+      throw new SQLException("the server answered " + r.statusCode()); // read as "down" here
+    }
+    return r.body();
   }
 
   private long duplicatesRejected(TortureBroker broker) throws SQLException {
@@ -575,14 +666,7 @@ final class TortureHarness {
   }
 
   private Connection connect() throws SQLException {
-    return DriverManager.getConnection(PG + "?currentSchema=" + schema, "postgres", "");
-  }
-
-  private void execute(String sql) throws SQLException {
-    try (Connection c = DriverManager.getConnection(PG, "postgres", "");
-        Statement s = c.createStatement()) {
-      s.execute(sql);
-    }
+    return db.connect();
   }
 
   /** A reading that tolerates the database being down at that moment (-1). */

@@ -46,7 +46,9 @@ final class VariantServer implements AutoCloseable {
       copyDirectory(wlp.resolve("usr/servers/payments/lib/jdbc"), dir.resolve("lib/jdbc"));
       StringBuilder vars = new StringBuilder("<server>\n");
       vars.append("  <variable name=\"default.http.port\" value=\"").append(port).append("\"/>\n");
-      variables.forEach(
+      Map<String, String> all = new java.util.TreeMap<>(Map.of("payments.dev-mode", "true"));
+      all.putAll(variables);
+      all.forEach(
           (k, v) ->
               vars.append("  <variable name=\"")
                   .append(k)
@@ -80,20 +82,29 @@ final class VariantServer implements AutoCloseable {
    * Starts the server's JVM with crash points on (see {@code
    * dev.postbox.runtime.crash.CrashPoints}) from the next start.
    *
+   * @param timeZone the JVM's default time zone, or null for the machine's
    * @return the directory where a test arms a point and sees it reached
    */
-  Path enableCrashPoints() {
+  Path enableCrashPoints(String timeZone) {
     Path points = dir.resolve("crashpoints");
     try {
       Files.createDirectories(points);
       Files.writeString(
           dir.resolve("jvm.options"),
-          "-Ddev.postbox.crashpoints=" + points.toAbsolutePath() + "\n",
+          "-Ddev.postbox.crashpoints="
+              + points.toAbsolutePath()
+              + "\n"
+              + (timeZone == null ? "" : "-Duser.timezone=" + timeZone + "\n"),
           StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
     return points;
+  }
+
+  /** The folder of the server of that name. */
+  static Path dirOf(String name) {
+    return Path.of(System.getProperty("liberty.wlp")).resolve("usr/servers/" + name);
   }
 
   String url() {

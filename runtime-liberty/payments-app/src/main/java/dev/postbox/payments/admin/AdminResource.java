@@ -68,7 +68,7 @@ public class AdminResource {
     double age =
         lag.oldestPending() == null
             ? 0
-            : Math.max(0, Duration.between(lag.oldestPending(), Instant.now()).toMillis() / 1000.0);
+            : Duration.between(lag.oldestPending(), Instant.now()).toMillis() / 1000.0;
     return new OutboxStatus(
         lag.pending(),
         lag.failed(),
@@ -159,7 +159,7 @@ public class AdminResource {
 
   // ---- dead letters ----
 
-  /** A dead letter as listed: no payload. */
+  /** A dead letter as listed: no payload (the listing does not load them; see one letter). */
   public record LetterSummary(
       long id,
       String subscription,
@@ -170,7 +170,6 @@ public class AdminResource {
       String error,
       int attempts,
       int redrives,
-      int payloadBytes,
       Instant createdAt) {
     static LetterSummary of(DeadLetter d) {
       return new LetterSummary(
@@ -183,7 +182,6 @@ public class AdminResource {
           d.error(),
           d.attempts(),
           d.redrives(),
-          d.payload() == null ? 0 : d.payload().length,
           d.createdAt());
     }
   }

@@ -38,8 +38,8 @@ public class LoadResource {
   public Map<String, Object> load(
       @QueryParam("orders") Integer count, @QueryParam("duplicatePercent") Integer percent)
       throws SQLException {
-    if (count == null || count < 1 || count > 10_000) {
-      throw ApiError.badRequest("orders must be between 1 and 10000");
+    if (count == null || count < 1 || count > 1_000) {
+      throw ApiError.badRequest("orders must be between 1 and 1000 per call");
     }
     int duplicates = percent == null ? 0 : percent;
     if (duplicates < 0 || duplicates > 100) {
@@ -49,7 +49,7 @@ public class LoadResource {
     long totalCents = 0;
     for (int i = 0; i < count; i++) {
       long cents = 100 + ThreadLocalRandom.current().nextLong(99_900);
-      Orders.Placed placed = orders.place(new OrderRequest("load-" + (i % 50), cents), null);
+      Orders.Placed placed = orders.place(new OrderRequest("load-" + (i % 50), cents));
       totalCents += cents;
       if (ThreadLocalRandom.current().nextInt(100) < duplicates) {
         copies.add(

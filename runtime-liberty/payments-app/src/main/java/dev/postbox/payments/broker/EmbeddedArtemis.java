@@ -38,17 +38,40 @@ public class EmbeddedArtemis {
   @ConfigProperty(name = "payments.embedded-artemis.tcp-port")
   int tcpPort;
 
+  /** The one user allowed over TCP; required when the TCP port is open. */
+  @Inject
+  @ConfigProperty(name = "payments.embedded-artemis.tcp-user")
+  java.util.Optional<String> tcpUser;
+
+  @Inject
+  @ConfigProperty(name = "payments.embedded-artemis.tcp-password")
+  java.util.Optional<String> tcpPassword;
+
   private EmbeddedActiveMQ server;
 
   void start(@Observes @Priority(100) Startup startup) throws Exception {
     if (!enabled) {
       return;
     }
+    if (tcpPort > 0
+        && (tcpUser.filter(u -> !u.isBlank()).isEmpty()
+            || tcpPassword.filter(p -> !p.isBlank()).isEmpty())) {
+      throw new IllegalStateException(
+          "payments.embedded-artemis.tcp-port="
+              + tcpPort
+              + " opens the embedded broker on TCP: set payments.embedded-artemis.tcp-user and"
+              + " payments.embedded-artemis.tcp-password (environment PAYMENTS_EMBEDDED_ARTEMIS_TCP_USER,"
+              + " ..._TCP_PASSWORD), or leave the port at 0 for in-VM use only");
+    }
     Path dir = Path.of(dataDir).toAbsolutePath();
     ConfigurationImpl config = new ConfigurationImpl();
     config.setName("payments");
     config.setPersistenceEnabled(true);
-    config.setSecurityEnabled(false);
+    // The application connects in-VM without credentials; TCP clients need the configured user.
+    config.setSecurityEnabled(true);
+    // No authentication cache: its key is the user and password, not the transport, so the
+    // in-VM application's credential-less login would let a credential-less TCP client in.
+    config.setAuthenticationCacheSize(0);
     config.setJournalType(JournalType.NIO);
     config.setJournalDirectory(dir.resolve("journal").toString());
     config.setBindingsDirectory(dir.resolve("bindings").toString());
@@ -69,6 +92,8 @@ public class EmbeddedArtemis {
             .setMaxDeliveryAttempts(-1)); // Postbox counts attempts and dead-letters itself
     server = new EmbeddedActiveMQ();
     server.setConfiguration(config);
+    server.setSecurityManager(
+        new EmbeddedBrokerSecurity(tcpUser.orElse(""), tcpPassword.orElse("")));
     server.start();
     LOG.log(Level.INFO, "embedded Artemis broker started, journal in " + dir);
   }

@@ -44,19 +44,13 @@ public class Orders {
   String source;
 
   /**
-   * Records the order and its event. With an idempotency key, a key seen before returns the order
-   * it created, and records nothing.
+   * Records the order and its event, in the caller's transaction if there is one (an {@code
+   * Idempotent} request's), else in one of its own.
    *
-   * @return the order, and whether it was created now
+   * @return the order, its event's id and JSON payload
    */
   @Transactional(rollbackOn = SQLException.class)
-  public Placed place(OrderRequest request, String idempotencyKey) throws SQLException {
-    if (idempotencyKey != null) {
-      Optional<Order> earlier = byIdempotencyKey(idempotencyKey);
-      if (earlier.isPresent()) {
-        return new Placed(earlier.get(), false, null, null);
-      }
-    }
+  public Placed place(OrderRequest request) throws SQLException {
     Order order =
         new Order(
             UUID.randomUUID().toString(), request.customer(), request.amountCents(), Instant.now());
@@ -68,7 +62,7 @@ public class Orders {
       ps.setString(1, order.orderId());
       ps.setString(2, order.customer());
       ps.setLong(3, order.amountCents());
-      ps.setString(4, idempotencyKey);
+      ps.setString(4, null); // keys now live in postbox_idempotency (Idempotent)
       ps.setTimestamp(5, Timestamp.from(order.createdAt()));
       ps.executeUpdate();
     }
@@ -84,11 +78,11 @@ public class Orders {
                 .subject(order.orderId())
                 .json(payload)
                 .build());
-    return new Placed(order, true, eventId, payload);
+    return new Placed(order, eventId, payload);
   }
 
-  /** The result of {@link #place}; for a new order also its event's id and JSON payload. */
-  public record Placed(Order order, boolean created, String eventId, String payload) {}
+  /** The result of {@link #place}: the order, its event's id and JSON payload. */
+  public record Placed(Order order, String eventId, String payload) {}
 
   public String ordersTopic() {
     return ordersTopic;
@@ -100,19 +94,6 @@ public class Orders {
 
   public Optional<Order> byId(String orderId) throws SQLException {
     return query("SELECT * FROM pay_order WHERE order_id = ?", orderId, 1).stream().findFirst();
-  }
-
-  /** The order an idempotency key created; for the request that lost a race on the key. */
-  public Order latestForKey(String key) {
-    try {
-      return byIdempotencyKey(key).orElseThrow();
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private Optional<Order> byIdempotencyKey(String key) throws SQLException {
-    return query("SELECT * FROM pay_order WHERE idempotency_key = ?", key, 1).stream().findFirst();
   }
 
   /** The newest orders first. */

@@ -33,7 +33,7 @@ public final class DeadLetters {
     return tx.inTransaction(c -> repo.openCount(c, subscription));
   }
 
-  /** Open dead letters, oldest first. */
+  /** Open dead letters, oldest first, without their payloads (see {@link #get}). */
   public List<DeadLetter> open(int limit) {
     return tx.inTransaction(c -> repo.deadLetters(c, subscription, limit));
   }

@@ -340,7 +340,11 @@ final class InboxRepository {
   List<DeadLetter> deadLetters(Connection c, String subscription, int limit) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT * FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ? ORDER BY id "
+            // No payloads in a listing: they can be large, and a console polls the list.
+            "SELECT id, subscription, event_id, event_key, event_type, source, subject,"
+                + " content_type, event_time, reason, error, attempts, headers, NULL AS payload,"
+                + " metadata, status, created_at, redrives FROM postbox_dead_letter"
+                + " WHERE status = 'OPEN' AND subscription = ? ORDER BY id "
                 + dialect.limit())) {
       ps.setString(1, subscription);
       ps.setInt(2, limit);

@@ -42,7 +42,7 @@ public class InboxReadiness implements HealthCheck {
   public HealthCheckResponse call() {
     Verdict v = judge(inbox.reading());
     var r = HealthCheckResponse.named("postbox-inbox").status(v.up());
-    v.data().forEach(r::withData);
+    HealthErrors.redactDown("postbox-inbox", v.data()).forEach(r::withData);
     return r.build();
   }
 

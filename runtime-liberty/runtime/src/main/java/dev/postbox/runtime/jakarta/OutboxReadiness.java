@@ -35,7 +35,14 @@ public class OutboxReadiness implements HealthCheck {
       v.data().put("durability", runtime.durability().describe());
     }
     var r = HealthCheckResponse.named("postbox-outbox").status(v.up());
-    v.data().forEach((k, value) -> r.withData(k, value));
+    v.data()
+        .forEach(
+            (k, value) ->
+                r.withData(
+                    k,
+                    k.equals("error") && runtime.lagError() != null
+                        ? HealthErrors.redact("postbox-outbox", value)
+                        : value));
     return r.build();
   }
 

@@ -244,6 +244,8 @@ abstract class InboxContract {
     DeadLetter dl =
         letters.open(10).stream().filter(d -> d.eventId().equals(e.id())).findFirst().orElseThrow();
     assertThat(dl.reason()).isEqualTo(DeadLetterReason.HANDLER_FAILED);
+    assertThat(dl.payload()).as("a listing loads no payloads").isNull();
+    assertThat(letters.get(dl.id()).orElseThrow().payload()).isEqualTo(e.payload());
     assertThat(dl.error()).contains("bug #42");
     assertThat(dl.attempts()).isEqualTo(3);
     assertThat(effects(null)).isZero();
