@@ -121,6 +121,18 @@ final class VariantServer implements AutoCloseable {
         .until(() -> api.get("/health/ready").statusCode() == 200);
   }
 
+  /**
+   * Starts the server's process and waits until its log shows the text (for an application that is
+   * expected to refuse to start).
+   */
+  void startAndAwaitLog(String text) {
+    run("start");
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofMinutes(2))
+        .pollInterval(Duration.ofMillis(500))
+        .until(() -> log().contains(text));
+  }
+
   /** SIGKILL: no shutdown hooks, no graceful anything; then waits until the process is gone. */
   void kill() {
     ProcessHandle.of(pid())
