@@ -31,7 +31,11 @@ public record DeadLetter(
 
   /** Whether the letter holds a whole event that can be replayed. */
   public boolean replayable() {
-    return eventId != null && type != null && source != null && eventTime != null;
+    return eventId != null
+        && type != null
+        && source != null
+        && eventTime != null
+        && !metadata.containsKey(DeadLetterFields.TRUNCATED);
   }
 
   /** The event as it was delivered. */

@@ -86,7 +86,7 @@ public final class InboxProcessor {
   public void process(List<Delivery> deliveries) {
     int lanes = Math.min(settings.workers(), deliveries.size());
     if (lanes <= 1 || workers == null) {
-      processLane(deliveries);
+      guardedLane(deliveries);
       return;
     }
     List<List<Delivery>> split = new ArrayList<>(lanes);
@@ -99,7 +99,7 @@ public final class InboxProcessor {
     List<Future<?>> running = new ArrayList<>(lanes);
     for (List<Delivery> lane : split) {
       if (!lane.isEmpty()) {
-        running.add(workers.submit(() -> processLane(lane)));
+        running.add(workers.submit(() -> guardedLane(lane)));
       }
     }
     for (Future<?> f : running) {
@@ -121,8 +121,33 @@ public final class InboxProcessor {
     try {
       Envelope e = d.envelope();
       return e.key() != null ? e.key() : e.id();
-    } catch (MalformedMessageException m) {
-      return "";
+    } catch (RuntimeException unreadable) {
+      return ""; // classified (and dead-lettered) in its lane
+    }
+  }
+
+  /**
+   * A lane whose processing failed unexpectedly still settles every delivery: the ones it had not
+   * settled are nacked (a settled delivery ignores the second settlement), so none is left in
+   * flight to freeze a Kafka partition or hold an Artemis or SQS slot until the consumer closes.
+   */
+  private void guardedLane(List<Delivery> lane) {
+    try {
+      processLane(lane);
+    } catch (RuntimeException | Error unexpected) {
+      LOG.log(
+          Level.WARNING,
+          "inbox "
+              + settings.subscription()
+              + ": a batch failed unexpectedly; its unsettled deliveries are redelivered",
+          unexpected);
+      for (Delivery d : lane) {
+        try {
+          d.nack(settings.retry().delayAfter(Math.max(1, d.attempt())));
+        } catch (RuntimeException ignored) {
+          // settled already, or the consumer is gone: the broker redelivers
+        }
+      }
     }
   }
 
@@ -344,26 +369,25 @@ public final class InboxProcessor {
       listener.retried(settings.subscription(), item.envelope, attempts);
       return;
     }
+    if (!storeDeadLetter(
+        item.delivery,
+        item.envelope,
+        DeadLetterReason.HANDLER_FAILED,
+        error,
+        attempts,
+        Map.of(),
+        null)) {
+      item.delivery.nack(settings.retry().delayAfter(attempts));
+      return;
+    }
     try {
       tx.inTransaction(
           c -> {
-            repo.deadLetter(
-                c,
-                settings.subscription(),
-                item.envelope,
-                DeadLetterReason.HANDLER_FAILED,
-                error,
-                attempts,
-                Map.of(),
-                null,
-                item.delivery.metadata(),
-                clock.instant());
             repo.clearAttempts(c, settings.subscription(), id);
             return null;
           });
     } catch (RuntimeException dbDown) {
-      item.delivery.nack(settings.retry().delayAfter(attempts));
-      return;
+      // the attempt rows are only counts; the letter is stored, so the delivery is done
     }
     item.delivery.ack();
     listener.deadLettered(settings.subscription(), DeadLetterReason.HANDLER_FAILED);
@@ -383,6 +407,22 @@ public final class InboxProcessor {
           m.reason(),
           m.rawHeaders(),
           m.rawPayload());
+      return null;
+    } catch (RuntimeException unreadable) {
+      // An adapter that cannot even say what is wrong: still a stored letter, never unsettled.
+      poison(
+          d,
+          null,
+          DeadLetterReason.MALFORMED,
+          "the message could not be read: " + describe(unreadable),
+          Map.of(),
+          null);
+      return null;
+    }
+    String nul = nulIn(e);
+    if (nul != null) {
+      // PostgreSQL stores no NUL in text, so this id could not even be recorded.
+      poison(d, e, DeadLetterReason.MALFORMED, nul + " contains a NUL character", Map.of(), null);
       return null;
     }
     if (e.payloadSize() > settings.maxPayloadBytes()) {
@@ -418,6 +458,29 @@ public final class InboxProcessor {
       String why,
       Map<String, String> headers,
       byte[] payload) {
+    if (!storeDeadLetter(d, e, reason, why, d.attempt(), headers, payload)) {
+      d.nack(
+          settings.retry().delayAfter(Math.max(1, d.attempt()))); // not stored: must not be acked
+      return;
+    }
+    d.ack();
+    listener.deadLettered(settings.subscription(), reason);
+  }
+
+  /**
+   * Stores a dead letter in a transaction of its own: the whole (sanitised) letter, or, if even
+   * that fails, the minimal one (subscription, reason, why, the broker's metadata, the payload's
+   * size and hash). False only when neither could be stored: the database is down, and the delivery
+   * must be nacked, not acked.
+   */
+  private boolean storeDeadLetter(
+      Delivery d,
+      Envelope e,
+      DeadLetterReason reason,
+      String why,
+      int attempts,
+      Map<String, String> headers,
+      byte[] payload) {
     try {
       tx.inTransaction(
           c ->
@@ -427,18 +490,68 @@ public final class InboxProcessor {
                   e,
                   reason,
                   why,
-                  d.attempt(),
+                  attempts,
                   headers,
                   payload == null ? new byte[0] : payload,
                   d.metadata(),
                   clock.instant()));
-    } catch (RuntimeException dbDown) {
-      d.nack(
-          settings.retry().delayAfter(Math.max(1, d.attempt()))); // not stored: must not be acked
-      return;
+      return true;
+    } catch (RuntimeException whole) {
+      try {
+        Map<String, String> identity = new java.util.LinkedHashMap<>(d.metadata());
+        byte[] bytes = e != null ? e.payload() : payload == null ? new byte[0] : payload;
+        identity.put("postbox.payload.bytes", Integer.toString(bytes.length));
+        identity.put("postbox.payload.sha256", DeadLetterFields.sha256(bytes));
+        identity.put("postbox.truncated", "true");
+        tx.inTransaction(
+            c ->
+                repo.deadLetterMinimal(
+                    c,
+                    settings.subscription(),
+                    reason,
+                    why + " (the whole letter could not be stored: " + describe(whole) + ")",
+                    attempts,
+                    identity,
+                    clock.instant()));
+        LOG.log(
+            Level.WARNING,
+            "inbox "
+                + settings.subscription()
+                + ": stored a minimal "
+                + reason
+                + " dead letter; the whole one failed: "
+                + describe(whole));
+        return true;
+      } catch (RuntimeException minimal) {
+        LOG.log(
+            Level.WARNING,
+            "inbox "
+                + settings.subscription()
+                + ": a "
+                + reason
+                + " dead letter could not be stored (database unavailable?); the delivery is"
+                + " nacked and will come back: "
+                + describe(minimal));
+        return false;
+      }
     }
-    d.ack();
-    listener.deadLettered(settings.subscription(), reason);
+  }
+
+  /** The first event attribute holding a NUL character, or null. */
+  private static String nulIn(Envelope e) {
+    String[][] fields = {
+      {"id", e.id()},
+      {"key", e.key()},
+      {"type", e.type()},
+      {"source", e.source()},
+      {"subject", e.subject()}
+    };
+    for (String[] f : fields) {
+      if (f[1] != null && f[1].indexOf('\0') >= 0) {
+        return "the event " + f[0];
+      }
+    }
+    return null;
   }
 
   static String describe(Throwable failure) {

@@ -268,7 +268,7 @@ final class InboxRepository {
       ps.setString(1, subscription);
       ps.setString(2, eventId);
       ps.setInt(3, attempts);
-      ps.setString(4, truncate(error));
+      ps.setString(4, DeadLetterFields.storable(error, 4000));
       dialect.bind(ps, 5, now);
       ps.executeUpdate();
     }
@@ -297,6 +297,7 @@ final class InboxRepository {
       Map<String, String> metadata,
       Instant now)
       throws SQLException {
+    DeadLetterFields f = DeadLetterFields.of(e, error, rawHeaders, rawPayload, metadata);
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO postbox_dead_letter (subscription, event_id, event_key, event_type, source, subject,"
@@ -304,25 +305,43 @@ final class InboxRepository {
                 + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', ?)",
             new String[] {"id"})) {
       ps.setString(1, subscription);
-      ps.setString(2, e == null ? null : e.id());
-      ps.setString(3, e == null ? null : e.key());
-      ps.setString(4, e == null ? null : e.type());
-      ps.setString(5, e == null ? null : e.source());
-      ps.setString(6, e == null ? null : e.subject());
-      ps.setString(7, e == null ? null : e.dataContentType());
-      dialect.bind(ps, 8, e == null ? null : e.time());
+      ps.setString(2, f.eventId());
+      ps.setString(3, f.key());
+      ps.setString(4, f.type());
+      ps.setString(5, f.source());
+      ps.setString(6, f.subject());
+      ps.setString(7, f.contentType());
+      dialect.bind(ps, 8, f.eventTime());
       ps.setString(9, reason.name());
-      ps.setString(10, truncate(error));
+      ps.setString(10, f.error());
       ps.setInt(11, attempts);
-      ps.setString(12, StringMapJson.write(e == null ? rawHeaders : e.headers()));
-      ps.setBytes(13, e == null ? rawPayload : e.payload());
-      ps.setString(14, StringMapJson.write(metadata));
+      ps.setString(12, StringMapJson.write(f.headers()));
+      ps.setBytes(13, f.payload());
+      ps.setString(14, StringMapJson.write(f.metadata()));
       dialect.bind(ps, 15, now);
       ps.executeUpdate();
       try (ResultSet keys = ps.getGeneratedKeys()) {
         return keys.next() ? keys.getLong(1) : -1;
       }
     }
+  }
+
+  /**
+   * The last resort when even a sanitised letter could not be stored: subscription, reason, why,
+   * and what identifies the message (the broker's metadata, the payload's size and SHA-256), no
+   * event fields, headers or payload.
+   */
+  long deadLetterMinimal(
+      Connection c,
+      String subscription,
+      DeadLetterReason reason,
+      String error,
+      int attempts,
+      Map<String, String> metadata,
+      Instant now)
+      throws SQLException {
+    return deadLetter(
+        c, subscription, null, reason, error, attempts, Map.of(), new byte[0], metadata, now);
   }
 
   long openCount(Connection c, String subscription) throws SQLException {
@@ -461,9 +480,5 @@ final class InboxRepository {
       }
     }
     return out;
-  }
-
-  private static String truncate(String s) {
-    return s == null || s.length() <= 4000 ? s : s.substring(0, 3997) + "...";
   }
 }

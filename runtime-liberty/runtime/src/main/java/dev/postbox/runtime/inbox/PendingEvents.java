@@ -295,7 +295,7 @@ final class PendingEvents {
         c.prepareStatement(
             "UPDATE postbox_inbox_pending SET attempts = attempts + 1, last_error = ?,"
                 + " next_attempt_at = ? WHERE seq = ?")) {
-      ps.setString(1, error.length() <= 4000 ? error : error.substring(0, 3997) + "...");
+      ps.setString(1, DeadLetterFields.storable(error, 4000));
       dialect.bind(ps, 2, retryAt);
       ps.setLong(3, p.seq());
       if (ps.executeUpdate() == 0) {

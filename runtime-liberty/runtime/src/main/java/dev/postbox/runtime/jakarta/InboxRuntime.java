@@ -144,7 +144,19 @@ public class InboxRuntime {
       types = Set.of();
     }
     InboxConfig cfg = postbox.inboxConfig();
-    InboxSettings settings = cfg.settingsFor(destination, group, types);
+    InboxSettings configured = cfg.settingsFor(destination, group, types);
+    java.time.Duration maxNack = postbox.broker().capabilities().maxNackDelay();
+    InboxSettings settings = configured.withNackDelayAtMost(maxNack);
+    if (settings != configured) {
+      LOG.log(
+          Level.WARNING,
+          "inbox "
+              + configured.subscription()
+              + ": retry delays above the broker's longest nack delay ("
+              + maxNack
+              + ") are cut to it; postbox.inbox.max-delay asked for "
+              + configured.retry().maxDelay());
+    }
     String subscription = settings.subscription();
     if (settings.unsafe() != InboxSettings.Unsafe.NONE) {
       LOG.log(

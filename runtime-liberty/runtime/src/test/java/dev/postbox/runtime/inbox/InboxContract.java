@@ -384,10 +384,77 @@ abstract class InboxContract {
             DeadLetterReason.MISSING_ID,
             DeadLetterReason.UNKNOWN_TYPE,
             DeadLetterReason.OVERSIZED);
-    DeadLetter malformed = letters.open(10).get(0);
+    DeadLetter malformed = letters.get(letters.open(10).get(0).id()).orElseThrow();
     assertThat(new String(malformed.payload(), StandardCharsets.UTF_8)).isEqualTo("not an event");
     assertThat(malformed.replayable()).isFalse();
     assertThat(malformed.metadata()).containsKeys("partition", "offset");
+  }
+
+  @Test
+  void poisonThatOnceCouldNotBeStoredEndsAsAStoredDeadLetterAndTheNextEventIsProcessed()
+      throws Exception {
+    // Each of these once failed the dead-letter insert itself, and was then retried for ever with
+    // nothing logged: a time no database stores, a NUL character (PostgreSQL), and raw headers
+    // larger than the dead-letter columns.
+    String topic = topic(1);
+    String subscription = "hostile-" + UUID.randomUUID();
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> insertEffect(c, ev),
+        settings(subscription, 3).withTypes(Set.of("OrderCaptured")));
+    try (KafkaProducer<byte[], byte[]> raw =
+        new KafkaProducer<>(
+            Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, KAFKA.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+      raw.send(cloudEvent(topic, "far-future", "Unheard", "+1000000000-01-01T00:00:00Z")).get();
+      raw.send(cloudEvent(topic, "nul\u0000id", "OrderCaptured", "2026-01-01T00:00:00Z")).get();
+      ProducerRecord<byte[], byte[]> bloated =
+          new ProducerRecord<>(topic, "not an event".getBytes(StandardCharsets.UTF_8));
+      for (int i = 0; i < 40; i++) {
+        bloated.headers().add("x-big-" + i, "v".repeat(2_000).getBytes(StandardCharsets.UTF_8));
+      }
+      raw.send(bloated).get();
+    }
+    Envelope good = event("k", "after-the-hostile-ones");
+    broker.publisher().publish(topic, good);
+
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(good.id()) == 1 && letters.open(10).size() == 3);
+    List<DeadLetter> open = letters.open(10);
+    assertThat(open)
+        .extracting(DeadLetter::reason)
+        .containsExactly(
+            DeadLetterReason.UNKNOWN_TYPE, DeadLetterReason.MALFORMED, DeadLetterReason.MALFORMED);
+    DeadLetter future = letters.get(open.get(0).id()).orElseThrow();
+    assertThat(future.eventTime()).isNull();
+    assertThat(future.metadata())
+        .containsEntry("postbox.event.time", "+1000000000-01-01T00:00:00Z");
+    assertThat(future.replayable())
+        .as("a letter that had to be changed is never replayed")
+        .isFalse();
+    assertThat(open.get(1).error()).contains("NUL");
+    DeadLetter bloatedLetter = letters.get(open.get(2).id()).orElseThrow();
+    assertThat(bloatedLetter.headers()).containsKey("postbox.omitted");
+    assertThat(bloatedLetter.metadata()).containsKeys("postbox.payload.sha256", "partition");
+  }
+
+  private static ProducerRecord<byte[], byte[]> cloudEvent(
+      String topic, String id, String type, String time) {
+    ProducerRecord<byte[], byte[]> r =
+        new ProducerRecord<>(topic, "{}".getBytes(StandardCharsets.UTF_8));
+    r.headers().add("ce_specversion", "1.0".getBytes(StandardCharsets.UTF_8));
+    r.headers().add("ce_id", id.getBytes(StandardCharsets.UTF_8));
+    r.headers().add("ce_source", "urn:x".getBytes(StandardCharsets.UTF_8));
+    r.headers().add("ce_type", type.getBytes(StandardCharsets.UTF_8));
+    r.headers().add("ce_time", time.getBytes(StandardCharsets.UTF_8));
+    return r;
   }
 
   @Test
@@ -403,7 +470,8 @@ abstract class InboxContract {
         new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
     await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 1);
     assertThat(letters.open(10).get(0).reason()).isEqualTo(DeadLetterReason.CONFLICT);
-    assertThat(new String(letters.open(10).get(0).payload(), StandardCharsets.UTF_8))
+    long id = letters.open(10).get(0).id();
+    assertThat(new String(letters.get(id).orElseThrow().payload(), StandardCharsets.UTF_8))
         .isEqualTo("tampered");
     assertThat(effects(original.id())).isEqualTo(1);
   }

@@ -1,0 +1,142 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.spi.Envelope;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What a dead letter stores, made storable whatever arrived: a poison message must always end as a
+ * stored letter, so nothing it carries may make the insert fail. Every text is bounded to its
+ * column and has NUL characters escaped (PostgreSQL refuses them); header and metadata maps are
+ * bounded as a whole; a time outside what every database stores is kept as text in the metadata;
+ * the payload is kept up to {@link #MAX_PAYLOAD_BYTES}, and its full size and SHA-256 are always in
+ * the metadata. A letter whose event was cut is marked {@value #TRUNCATED} and is not replayable.
+ */
+record DeadLetterFields(
+    String eventId,
+    String key,
+    String type,
+    String source,
+    String subject,
+    String contentType,
+    Instant eventTime,
+    String error,
+    Map<String, String> headers,
+    byte[] payload,
+    Map<String, String> metadata) {
+
+  /** Metadata key present when anything of the event had to be cut or replaced. */
+  static final String TRUNCATED = "postbox.truncated";
+
+  static final int MAX_PAYLOAD_BYTES = 1 << 20;
+  static final int MAX_MAP_CHARS = 8_000;
+  static final int MAX_VALUE_CHARS = 1_024;
+  private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
+  private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
+
+  static DeadLetterFields of(
+      Envelope e,
+      String error,
+      Map<String, String> rawHeaders,
+      byte[] rawPayload,
+      Map<String, String> deliveryMetadata) {
+    Cut cut = new Cut();
+    Map<String, String> metadata = new Cut().map(deliveryMetadata); // not part of the event
+    byte[] payload = e == null ? (rawPayload == null ? new byte[0] : rawPayload) : e.payload();
+    metadata.put("postbox.payload.bytes", Integer.toString(payload.length));
+    metadata.put("postbox.payload.sha256", sha256(payload));
+    if (payload.length > MAX_PAYLOAD_BYTES) {
+      payload = Arrays.copyOf(payload, MAX_PAYLOAD_BYTES);
+      cut.cut = true;
+    }
+    Instant time = e == null ? null : e.time();
+    if (time != null && (time.isBefore(EARLIEST) || time.isAfter(LATEST))) {
+      metadata.put("postbox.event.time", time.toString());
+      time = null;
+      cut.cut = true;
+    }
+    DeadLetterFields f =
+        new DeadLetterFields(
+            e == null ? null : cut.text(e.id(), 256),
+            e == null ? null : cut.text(e.key(), 1024),
+            e == null ? null : cut.text(e.type(), 1024),
+            e == null ? null : cut.text(e.source(), 1024),
+            e == null ? null : cut.text(e.subject(), 1024),
+            e == null ? null : cut.text(e.dataContentType(), 1024),
+            time,
+            cut.text(error, 4000, false),
+            cut.map(e == null ? rawHeaders : e.headers()),
+            payload,
+            metadata);
+    if (cut.cut) {
+      f.metadata.put(TRUNCATED, "true");
+    }
+    return f;
+  }
+
+  /** Counts whether anything of the event itself was changed. */
+  private static final class Cut {
+    boolean cut;
+
+    String text(String s, int max) {
+      return text(s, max, true);
+    }
+
+    String text(String s, int max, boolean partOfEvent) {
+      if (s == null) {
+        return null;
+      }
+      String clean = s.indexOf('\0') < 0 ? s : s.replace("\0", "\\u0000");
+      if (clean.length() > max) {
+        clean = clean.substring(0, max - 3) + "...";
+      }
+      if (partOfEvent && !clean.equals(s)) {
+        cut = true;
+      }
+      return clean;
+    }
+
+    Map<String, String> map(Map<String, String> in) {
+      Map<String, String> out = new LinkedHashMap<>();
+      if (in == null) {
+        return out;
+      }
+      int chars = 0;
+      for (Map.Entry<String, String> entry : in.entrySet()) {
+        String k = text(entry.getKey(), 256, false);
+        String v = text(entry.getValue(), MAX_VALUE_CHARS, false);
+        int size = (k == null ? 4 : k.length()) + (v == null ? 4 : v.length()) + 6;
+        if (chars + size > MAX_MAP_CHARS) {
+          out.put("postbox.omitted", (in.size() - out.size()) + " more entries");
+          cut = true;
+          break;
+        }
+        if (!java.util.Objects.equals(k, entry.getKey())
+            || !java.util.Objects.equals(v, entry.getValue())) {
+          cut = true;
+        }
+        out.put(k == null ? "null" : k, v == null ? "" : v);
+        chars += size;
+      }
+      return out;
+    }
+  }
+
+  /** A text fit for a column of {@code max} characters: NUL escaped, cut with "...". */
+  static String storable(String s, int max) {
+    return new Cut().text(s, max, false);
+  }
+
+  static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+package dev.postbox.runtime.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.postbox.spi.Envelope;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class DeadLetterFieldsTest {
+
+  @Test
+  void anOrdinaryEventIsKeptWholeAndStaysReplayable() {
+    Envelope e = Envelope.builder().source("urn:s").type("T").key("k").payload("{\"a\":1}").build();
+    DeadLetterFields f = DeadLetterFields.of(e, "why", Map.of(), null, Map.of("offset", "7"));
+    assertThat(f.eventId()).isEqualTo(e.id());
+    assertThat(f.eventTime()).isEqualTo(e.time());
+    assertThat(f.payload()).isEqualTo(e.payload());
+    assertThat(f.metadata())
+        .containsEntry("offset", "7")
+        .containsEntry("postbox.payload.bytes", "7")
+        .containsKey("postbox.payload.sha256")
+        .doesNotContainKey(DeadLetterFields.TRUNCATED);
+  }
+
+  @Test
+  void aTimeNoDatabaseStoresIsKeptAsTextAndMarksTheLetter() {
+    Instant far = Instant.parse("+1000000000-01-01T00:00:00Z");
+    Envelope e = Envelope.builder().source("urn:s").type("T").time(far).payload("{}").build();
+    DeadLetterFields f = DeadLetterFields.of(e, "why", Map.of(), null, Map.of());
+    assertThat(f.eventTime()).isNull();
+    assertThat(f.metadata())
+        .containsEntry("postbox.event.time", far.toString())
+        .containsEntry(DeadLetterFields.TRUNCATED, "true");
+  }
+
+  @Test
+  void nulCharactersAreEscapedAndTextsBoundedToTheirColumns() {
+    Map<String, String> raw = new HashMap<>();
+    raw.put("ce_id", "a\u0000b");
+    DeadLetterFields f =
+        DeadLetterFields.of(null, "x".repeat(10_000) + "\u0000", raw, new byte[] {1}, Map.of());
+    assertThat(f.headers()).containsEntry("ce_id", "a\\u0000b");
+    assertThat(f.error()).hasSize(4000).doesNotContain("\u0000");
+  }
+
+  @Test
+  void hugeRawPayloadsAndHeadersAreCutButTheirSizeAndHashKept() {
+    byte[] big = new byte[DeadLetterFields.MAX_PAYLOAD_BYTES + 10];
+    Map<String, String> headers = new HashMap<>();
+    for (int i = 0; i < 50; i++) {
+      headers.put("h" + i, "v".repeat(2_000));
+    }
+    DeadLetterFields f = DeadLetterFields.of(null, "why", headers, big, Map.of());
+    assertThat(f.payload()).hasSize(DeadLetterFields.MAX_PAYLOAD_BYTES);
+    assertThat(f.metadata())
+        .containsEntry("postbox.payload.bytes", Integer.toString(big.length))
+        .containsEntry("postbox.payload.sha256", DeadLetterFields.sha256(big))
+        .containsEntry(DeadLetterFields.TRUNCATED, "true");
+    int chars =
+        f.headers().entrySet().stream()
+            .mapToInt(en -> en.getKey().length() + en.getValue().length())
+            .sum();
+    assertThat(chars).isLessThanOrEqualTo(DeadLetterFields.MAX_MAP_CHARS);
+    assertThat(f.headers()).containsKey("postbox.omitted");
+  }
+}
