@@ -75,6 +75,19 @@ final class KafkaBroker implements Broker {
             Integer.toString(consumerSequence.incrementAndGet()),
             consumers::remove);
     consumers.add(consumer);
+    System.getLogger(KafkaBroker.class.getName())
+        .log(
+            System.Logger.Level.INFO,
+            "Kafka consumer group '"
+                + subscription.group()
+                + "' on '"
+                + subscription.destination()
+                + "': without committed offsets (a new or renamed group, or expired offsets) it"
+                + " starts at the "
+                + settings.consumerProperties().get("auto.offset.reset")
+                + " offset (kafka.consumer.auto.offset.reset); 'earliest' re-reads what the"
+                + " topic still holds, and events older than the inbox dedup window are then"
+                + " processed again");
     return consumer;
   }
 
@@ -96,7 +109,12 @@ final class KafkaBroker implements Broker {
     }
   }
 
-  /** The topic's {@code retention.ms}: how far back a consumer group can be made to re-read. */
+  /**
+   * How far back a consumer group can be made to re-read: the topic's effective {@code
+   * retention.ms} (its own, or the broker's {@code log.retention.*} default) plus its {@code
+   * segment.ms}, since Kafka deletes whole segments only once their newest record is past the
+   * retention, so a record can outlive {@code retention.ms} by up to a segment's span.
+   */
   @Override
   public Optional<Duration> redeliveryHorizon(String destination) {
     checkOpen();
@@ -113,7 +131,15 @@ final class KafkaBroker implements Broker {
         return Optional.empty();
       }
       long ms = Long.parseLong(retention.value());
-      return Optional.of(ms < 0 ? ChronoUnit.FOREVER.getDuration() : Duration.ofMillis(ms));
+      if (ms < 0) {
+        return Optional.of(ChronoUnit.FOREVER.getDuration());
+      }
+      ConfigEntry segment = config.get("segment.ms");
+      long segmentMs =
+          segment == null || segment.value() == null
+              ? 0
+              : Math.max(0, Long.parseLong(segment.value()));
+      return Optional.of(Duration.ofMillis(ms).plusMillis(segmentMs));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new RetriableBrokerException("interrupted while reading topic retention", e);

@@ -48,14 +48,24 @@ class KafkaAdapterIT {
   }
 
   @Test
-  void theRedeliveryHorizonIsTheTopicsRetention() {
+  void theRedeliveryHorizonIsTheTopicsRetentionPlusASegmentsSpan() {
     String days = "days-" + UUID.randomUUID();
     KAFKA.createTopic(
-        days, 1, Map.of("retention.ms", Long.toString(Duration.ofDays(3).toMillis())));
+        days,
+        1,
+        Map.of(
+            "retention.ms",
+            Long.toString(Duration.ofDays(3).toMillis()),
+            "segment.ms",
+            Long.toString(Duration.ofHours(6).toMillis())));
+    String defaults = "defaults-" + UUID.randomUUID();
+    KAFKA.createTopic(defaults, 1, Map.of());
     String forever = "forever-" + UUID.randomUUID();
     KAFKA.createTopic(forever, 1, Map.of("retention.ms", "-1"));
     try (Broker broker = open(KAFKA.bootstrapServers())) {
-      assertThat(broker.redeliveryHorizon(days)).contains(Duration.ofDays(3));
+      assertThat(broker.redeliveryHorizon(days)).contains(Duration.ofDays(3).plusHours(6));
+      // no topic settings: the broker's defaults, 7 days of retention and 7-day segments
+      assertThat(broker.redeliveryHorizon(defaults)).contains(Duration.ofDays(14));
       assertThat(broker.redeliveryHorizon(forever))
           .contains(java.time.temporal.ChronoUnit.FOREVER.getDuration());
     }

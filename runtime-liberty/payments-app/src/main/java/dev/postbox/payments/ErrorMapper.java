@@ -28,8 +28,8 @@ public class ErrorMapper implements ExceptionMapper<Throwable> {
   public Response toResponse(Throwable e) {
     if (e instanceof WebApplicationException w && w.getResponse().getStatus() < 500) {
       Response r = w.getResponse();
-      if (r.hasEntity()) {
-        return r; // our own ApiError: a status and a JSON message
+      if (r.hasEntity() || r.getStatus() < 400) {
+        return r; // our own ApiError (a status and a JSON message), or an answer given as is
       }
       return json(r.getStatus(), Map.of("error", r.getStatusInfo().getReasonPhrase()));
     }

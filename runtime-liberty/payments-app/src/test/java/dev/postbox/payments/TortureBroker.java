@@ -67,6 +67,19 @@ abstract class TortureBroker implements AutoCloseable {
     return adapterConfig();
   }
 
+  /** Text messages that are not events, straight to an Artemis queue. */
+  static void sendJmsPoison(String url, String user, String password, String queue, int count)
+      throws Exception {
+    try (var factory = new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(url);
+        var connection = factory.createConnection(user, password);
+        var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+        var producer = session.createProducer(session.createQueue(queue))) {
+      for (int i = 0; i < count; i++) {
+        producer.send(session.createTextMessage("poison " + i));
+      }
+    }
+  }
+
   static TortureBroker of(String name) {
     return switch (name) {
       case "kafka" -> new Kafka();
@@ -119,16 +132,7 @@ abstract class TortureBroker implements AutoCloseable {
 
     @Override
     void injectPoison(int count) throws Exception {
-      try (var factory =
-              new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
-                  "tcp://127.0.0.1:" + port);
-          var connection = factory.createConnection(USER, PASSWORD);
-          var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
-          var producer = session.createProducer(session.createQueue(orders))) {
-        for (int i = 0; i < count; i++) {
-          producer.send(session.createTextMessage("poison " + i));
-        }
-      }
+      sendJmsPoison("tcp://127.0.0.1:" + port, USER, PASSWORD, orders, count);
     }
 
     @Override
@@ -225,15 +229,7 @@ abstract class TortureBroker implements AutoCloseable {
 
     @Override
     void injectPoison(int count) throws Exception {
-      try (var factory =
-              new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(artemis.url());
-          var connection = factory.createConnection();
-          var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
-          var producer = session.createProducer(session.createQueue(orders))) {
-        for (int i = 0; i < count; i++) {
-          producer.send(session.createTextMessage("poison " + i));
-        }
-      }
+      sendJmsPoison(artemis.url(), null, null, orders, count);
     }
 
     @Override

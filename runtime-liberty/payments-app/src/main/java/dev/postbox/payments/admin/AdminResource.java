@@ -2,6 +2,7 @@ package dev.postbox.payments.admin;
 
 import dev.postbox.payments.ApiError;
 import dev.postbox.runtime.inbox.DeadLetter;
+import dev.postbox.runtime.inbox.DeadLetterReason;
 import dev.postbox.runtime.inbox.DeadLetters;
 import dev.postbox.runtime.jakarta.InboxRuntime;
 import dev.postbox.runtime.jakarta.PostboxRuntime;
@@ -9,6 +10,7 @@ import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.relay.OutboxAdmin;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
+import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -241,15 +243,22 @@ public class AdminResource {
 
   @POST
   @Path("/dead-letters/{id}/replay")
-  public Map<String, Object> replay(@PathParam("id") String id) {
+  public Map<String, Object> replay(
+      @PathParam("id") String id, @QueryParam("force") @DefaultValue("false") boolean force) {
     long letterId = ApiError.id("id", id);
-    DeadLetters letters = lettersOf(letter(letterId));
+    DeadLetter dl = letter(letterId);
+    DeadLetters letters = lettersOf(dl);
     try {
-      boolean ran = letters.replay(letterId);
+      boolean ran = letters.replay(letterId, force);
       Map<String, Object> out = new LinkedHashMap<>();
       out.put("id", letterId);
       out.put("status", "REPLAYED");
       out.put("handlerRan", ran);
+      out.put(
+          "payload",
+          dl.reason() == DeadLetterReason.CONFLICT
+              ? "the letter's own payload: the conflicting one, not the one first processed"
+              : "the letter's own payload, as delivered");
       return out;
     } catch (DeadLetters.NotReplayableException e) {
       throw ApiError.conflict(e.getMessage());

@@ -19,9 +19,9 @@ import java.util.Set;
  * <ul>
  *   <li><b>Cross-site requests that change state</b> under {@code /admin} (CSRF: a form on another
  *       site posting with the admin's cached Basic credentials). Refused with 403 when the browser
- *       says the request is cross-site ({@code Sec-Fetch-Site}) or comes from another origin
- *       ({@code Origin}). Clients that are not browsers (curl, scripts) send neither header and are
- *       not affected.
+ *       says the request is cross-site ({@code Sec-Fetch-Site}), or, from a browser that does not
+ *       send that header, comes from another origin ({@code Origin}). Clients that are not browsers
+ *       (curl, scripts) send neither header and are not affected.
  *   <li><b>Framing</b> of the console (clickjacking), and content sniffing: {@code
  *       X-Frame-Options}, a {@code Content-Security-Policy} allowing only the console's own files,
  *       and {@code X-Content-Type-Options} on every answer under {@code /console} and {@code
@@ -41,13 +41,15 @@ public class BrowserGuard implements ContainerRequestFilter, ContainerResponseFi
     }
     String site = request.getHeaderString("Sec-Fetch-Site");
     if (site != null) {
+      // The browser's own verdict; it holds behind a TLS-terminating proxy too, where Origin says
+      // https and this server sees http.
       String s = site.toLowerCase(Locale.ROOT);
       if (!s.equals("same-origin") && !s.equals("none")) {
         request.abortWith(forbidden("cross-site requests may not change state here"));
-        return;
       }
+      return;
     }
-    String origin = request.getHeaderString("Origin");
+    String origin = request.getHeaderString("Origin"); // older browsers: compare the origin
     if (origin != null && !sameOrigin(origin, request.getUriInfo().getBaseUri())) {
       request.abortWith(forbidden("requests from another origin may not change state here"));
     }

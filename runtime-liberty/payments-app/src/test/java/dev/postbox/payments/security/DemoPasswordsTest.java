@@ -25,4 +25,14 @@ class DemoPasswordsTest {
                     Optional.of(name.equals("admin.password") ? "s3cret-admin" : "s3cret-viewer")))
         .isEmpty();
   }
+
+  @Test
+  void anXorEncodedShippedPasswordIsStillTheShippedOne() {
+    // "admin" in Liberty's {xor} encoding
+    assertThat(DemoPasswords.decoded("{xor}PjsyNjE=")).isEqualTo("admin");
+    assertThat(
+            DemoPasswords.problems(
+                name -> Optional.of(name.equals("admin.password") ? "{xor}PjsyNjE=" : "s3cret")))
+        .containsExactly("admin.password is the shipped demo password");
+  }
 }

@@ -82,19 +82,22 @@ public record Durability(Level level, List<String> findings) {
         }
         if ("off".equals(show(c, "SHOW synchronous_commit"))) {
           weak.add(
-              "PostgreSQL synchronous_commit=off (for this server, database or role): an OS"
-                  + " crash or power failure loses the last acknowledged commits; set it to on,"
-                  + " e.g. ALTER ROLE <user> RESET synchronous_commit");
+              "PostgreSQL synchronous_commit=off (for this server, database or role): a crash of"
+                  + " the database server or the OS, or a power failure, loses the last acknowledged"
+                  + " commits (a crash of this application does not); set it to on, e.g. ALTER ROLE"
+                  + " <user> RESET synchronous_commit");
         }
       }
       case MARIADB -> {
         String flush = show(c, "SELECT @@innodb_flush_log_at_trx_commit");
-        if (flush != null && !"1".equals(flush)) {
+        // 1 flushes at every commit; MariaDB's 3 does too, through group commit.
+        if (flush != null && !"1".equals(flush) && !"3".equals(flush)) {
           weak.add(
               "MariaDB innodb_flush_log_at_trx_commit="
                   + flush
-                  + ": an OS crash or power failure (with 0 also a server crash) loses the last"
-                  + " acknowledged commits; set innodb_flush_log_at_trx_commit=1");
+                  + ": an OS crash or power failure (with 0 also a crash of the database server)"
+                  + " loses the last acknowledged commits (a crash of this application does not);"
+                  + " set innodb_flush_log_at_trx_commit=1");
         }
       }
     }

@@ -34,7 +34,8 @@ public final class Migrations {
           "V2__inbox.sql",
           "V3__inbox_deferred.sql",
           "V4__inbox_counter.sql",
-          "V5__idempotency.sql");
+          "V5__idempotency.sql",
+          "V6__binary_ids.sql");
 
   private Migrations() {}
 

@@ -61,6 +61,19 @@ public final class IdempotencyKeys {
    * @param fingerprint a hash of what makes the request the same request
    */
   public Claim claim(String scope, String key, String fingerprint, String token, Instant now) {
+    try {
+      return claimOnce(scope, key, fingerprint, token, now);
+    } catch (RuntimeException e) {
+      if (isConcurrencyFailure(e)) {
+        // A deadlock or serialization failure between requests racing for this key (InnoDB's
+        // insert after a concurrent delete): another request holds or is taking it.
+        return new InFlight();
+      }
+      throw e;
+    }
+  }
+
+  private Claim claimOnce(String scope, String key, String fingerprint, String token, Instant now) {
     boolean inserted =
         tx.inTransaction(
             c -> {
@@ -217,6 +230,18 @@ public final class IdempotencyKeys {
           }
           return keys.size();
         });
+  }
+
+  /** SQLState class 40: transaction rollback (deadlock, serialization failure). */
+  private static boolean isConcurrencyFailure(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s
+          && s.getSQLState() != null
+          && s.getSQLState().startsWith("40")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static boolean isUniqueViolation(SQLException e) {

@@ -18,14 +18,32 @@ public final class DeadLetters {
   private final String subscription;
   private final InboxHandler handler;
   private final Clock clock;
+  private final Duration dedupWindow;
 
+  /** Letters of a subscription whose inbox rows are never purged (no dedup window to respect). */
   public DeadLetters(
       Transactions tx, Dialect dialect, String subscription, InboxHandler handler, Clock clock) {
+    this(tx, dialect, subscription, handler, clock, null);
+  }
+
+  /**
+   * @param dedupWindow how long the inbox remembers a processed event id ({@code
+   *     postbox.inbox.dedup-window}); a letter older than that is replayed only when forced, since
+   *     the inbox could no longer tell whether its event was processed meanwhile. Null: forever.
+   */
+  public DeadLetters(
+      Transactions tx,
+      Dialect dialect,
+      String subscription,
+      InboxHandler handler,
+      Clock clock,
+      Duration dedupWindow) {
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
     this.subscription = subscription;
     this.handler = handler;
     this.clock = clock;
+    this.dedupWindow = dedupWindow;
   }
 
   /** How many dead letters of this subscription are open. */
@@ -47,11 +65,28 @@ public final class DeadLetters {
    * (subscription, event id) with the handler's writes in one transaction, so a replay can never
    * add a second effect. Marks the letter REPLAYED in that transaction.
    *
+   * <p>Two kinds of letter need the operator's explicit decision ({@code force}), and are refused
+   * without it:
+   *
+   * <ul>
+   *   <li>a {@link DeadLetterReason#CONFLICT} letter: its payload is <em>not</em> the one processed
+   *       under its id; within the dedup window the replay finds the id processed and runs nothing,
+   *       after it the handler would run the conflicting payload as a second effect;
+   *   <li>any letter older than the dedup window: the inbox has forgotten whether its event was
+   *       processed meanwhile (a later copy may have been), so a replay could be a second effect.
+   * </ul>
+   *
    * @return true if the handler ran, false if the event had been processed meanwhile
-   * @throws NotReplayableException the letter is not open, or holds no whole event (malformed)
+   * @throws NotReplayableException the letter is not open, holds no whole event (malformed), or
+   *     needs {@code force}
    * @throws RuntimeException the handler failed again; the letter stays open
    */
   public boolean replay(long id) {
+    return replay(id, false);
+  }
+
+  /** {@link #replay(long)}, with the operator's decision for the letters that need one. */
+  public boolean replay(long id, boolean force) {
     return tx.inTransaction(
         c -> {
           DeadLetter dl =
@@ -64,6 +99,27 @@ public final class DeadLetters {
           if (!dl.replayable()) {
             throw new NotReplayableException(
                 "dead letter " + id + " (" + dl.reason() + ") holds no whole event to replay");
+          }
+          if (!force && dl.reason() == DeadLetterReason.CONFLICT) {
+            throw new NotReplayableException(
+                "dead letter "
+                    + id
+                    + " is a CONFLICT: its payload differs from the one processed under event id "
+                    + dl.eventId()
+                    + "; replaying it runs this conflicting payload if the inbox no longer"
+                    + " remembers the id. Replay it only deliberately (force)");
+          }
+          if (!force
+              && dedupWindow != null
+              && dl.createdAt().isBefore(clock.instant().minus(dedupWindow))) {
+            throw new NotReplayableException(
+                "dead letter "
+                    + id
+                    + " is older than the dedup window ("
+                    + dedupWindow
+                    + "): the inbox no longer knows whether event "
+                    + dl.eventId()
+                    + " was processed meanwhile. Replay it only deliberately (force)");
           }
           var e = dl.envelope();
           boolean fresh =
@@ -88,8 +144,9 @@ public final class DeadLetters {
 
   /**
    * Replays every open, replayable dead letter of this subscription, or of one event type, oldest
-   * first, each through {@link #replay}. A letter whose handler fails again stays open and is
-   * counted; the others go on.
+   * first, each through {@link #replay}. CONFLICT letters are never part of it, and letters that
+   * need the operator's decision are counted as failed and stay open. A letter whose handler fails
+   * again stays open and is counted; the others go on.
    *
    * @param type an event type, or null for all of the subscription's letters
    */

@@ -398,7 +398,7 @@ final class InboxRepository {
     StringBuilder sql =
         new StringBuilder(
             "SELECT id FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ? AND id > ?"
-                + " AND event_id IS NOT NULL");
+                + " AND event_id IS NOT NULL AND reason <> 'CONFLICT'");
     if (type != null) {
       sql.append(" AND event_type = ?");
     }

@@ -16,7 +16,11 @@ import java.time.Instant;
 public final class InboxRetention {
 
   /** The default dedup window. */
-  public static final Duration DEFAULT_WINDOW = Duration.ofDays(7);
+  /**
+   * Covers Kafka's default horizon (7 days of retention plus 7-day segments) and SQS's longest (14
+   * days).
+   */
+  public static final Duration DEFAULT_WINDOW = Duration.ofDays(15);
 
   private final Transactions tx;
   private final Dialect dialect;

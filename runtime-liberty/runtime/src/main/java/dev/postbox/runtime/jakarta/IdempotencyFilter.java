@@ -61,8 +61,19 @@ public class IdempotencyFilter implements ContainerRequestFilter {
     ctx.setEntityStream(new ByteArrayInputStream(body));
     var principal =
         ctx.getSecurityContext() == null ? null : ctx.getSecurityContext().getUserPrincipal();
-    String scope = principal == null ? "anonymous" : "user:" + principal.getName();
+    String scope = scope(principal == null ? null : principal.getName());
     request.set(scope, key, fingerprint(ctx.getMethod(), ctx.getUriInfo().getPath(), body));
+  }
+
+  /** Whose keys these are: {@code anonymous}, the user, or a hash of a long user name. */
+  static String scope(String user) {
+    if (user == null) {
+      return "anonymous";
+    }
+    if (user.length() <= 150) {
+      return "user:" + user;
+    }
+    return "user-sha256:" + fingerprint("", "", user.getBytes(StandardCharsets.UTF_8));
   }
 
   static boolean validKey(String key) {

@@ -4,6 +4,7 @@ import dev.postbox.runtime.crash.CrashPoints;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import jakarta.annotation.Priority;
 import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ContextNotActiveException;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -11,6 +12,7 @@ import jakarta.interceptor.InvocationContext;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;
 import jakarta.transaction.Status;
+import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.UserTransaction;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
@@ -38,9 +40,31 @@ public class IdempotencyInterceptor {
 
   @Resource UserTransaction ut;
 
+  /**
+   * The transaction key of the {@code @Idempotent} request running on this thread, if any: its
+   * effects must join that transaction ({@link JtaOutbox} checks), and a nested {@code @Idempotent}
+   * call simply runs inside it.
+   */
+  private static final ThreadLocal<Object> RUNNING = new ThreadLocal<>();
+
+  @Resource TransactionSynchronizationRegistry registry;
+
+  /** The running idempotent request's transaction key on this thread, or null. */
+  static Object runningTransaction() {
+    return RUNNING.get();
+  }
+
   @AroundInvoke
   Object around(InvocationContext ctx) throws Exception {
-    String key = request.key();
+    if (RUNNING.get() != null) {
+      return ctx.proceed(); // nested: the outer request's key and transaction cover it
+    }
+    String key;
+    try {
+      key = request.key();
+    } catch (ContextNotActiveException noRequest) {
+      return ctx.proceed(); // called outside an HTTP request: no key to honour
+    }
     if (key == null) {
       return ctx.proceed();
     }
@@ -85,7 +109,13 @@ public class IdempotencyInterceptor {
               + ctx.getMethod()
               + " was called inside one");
     }
+    // The work's transaction ends before the claim does, so a slow request is rolled back by its
+    // own timeout rather than overtaken by a retry.
+    ut.setTransactionTimeout(
+        (int) Math.max(1, runtime.idempotency().inFlightTimeout().toSeconds() - 1));
     ut.begin();
+    ut.setTransactionTimeout(0);
+    RUNNING.set(registry.getTransactionKey());
     boolean settled = false;
     try {
       Object result = ctx.proceed();
@@ -125,6 +155,8 @@ public class IdempotencyInterceptor {
         releaseQuietly(keys, scope, key, token, e);
       }
       throw e;
+    } finally {
+      RUNNING.remove();
     }
   }
 

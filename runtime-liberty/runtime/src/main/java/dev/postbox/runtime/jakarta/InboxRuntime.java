@@ -224,7 +224,8 @@ public class InboxRuntime {
                 postbox.dialect(),
                 subscription,
                 handler,
-                Clock.systemUTC()),
+                Clock.systemUTC(),
+                cfg.dedupWindow()),
             deferred));
     CountDownLatch done = new CountDownLatch(1);
     loopsDone.add(done);

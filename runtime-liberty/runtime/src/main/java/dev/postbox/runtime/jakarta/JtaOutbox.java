@@ -46,6 +46,14 @@ public class JtaOutbox implements Outbox {
           "Outbox.record needs an active JTA transaction (call it from a @Transactional method);"
               + " nothing was recorded");
     }
+    Object idempotent = IdempotencyInterceptor.runningTransaction();
+    if (idempotent != null && !idempotent.equals(registry.getTransactionKey())) {
+      registry.setRollbackOnly();
+      throw new IllegalStateException(
+          "Outbox.record inside an @Idempotent request must join the request's transaction;"
+              + " this one runs in a transaction of its own (REQUIRES_NEW?), so a retry after a"
+              + " crash could record the event twice. Nothing was recorded");
+    }
     OutboxEvent withTrace = TraceContext.fromHandledEvent(event);
     if (withTrace == null) {
       try {
@@ -58,6 +66,9 @@ public class JtaOutbox implements Outbox {
     try (Connection c = runtime.dataSource().getConnection()) {
       repository.insert(c, withTrace, Instant.now());
     } catch (SQLException e) {
+      // Whatever the caller does with the exception, this transaction must not commit as if the
+      // event had been recorded (PostgreSQL would "commit" its aborted transaction silently).
+      registry.setRollbackOnly();
       throw new DataAccessException("the outbox row could not be written: " + e.getMessage(), e);
     }
     wakeAfterCommit(

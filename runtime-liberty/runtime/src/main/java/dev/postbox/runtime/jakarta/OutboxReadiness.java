@@ -25,12 +25,9 @@ public class OutboxReadiness implements HealthCheck {
 
   @Override
   public HealthCheckResponse call() {
+    String lagError = runtime.lagError(); // read once: the refresh may change it meanwhile
     Verdict v =
-        judge(
-            runtime.lagError(),
-            runtime.lag(),
-            runtime.oldestPendingAgeSeconds(),
-            runtime.lagThreshold());
+        judge(lagError, runtime.lag(), runtime.oldestPendingAgeSeconds(), runtime.lagThreshold());
     if (runtime.durability() != null) {
       v.data().put("durability", runtime.durability().describe());
     }
@@ -40,7 +37,7 @@ public class OutboxReadiness implements HealthCheck {
             (k, value) ->
                 r.withData(
                     k,
-                    k.equals("error") && runtime.lagError() != null
+                    k.equals("error") && lagError != null
                         ? HealthErrors.redact("postbox-outbox", value)
                         : value));
     return r.build();

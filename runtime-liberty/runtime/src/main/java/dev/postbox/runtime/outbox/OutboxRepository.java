@@ -115,19 +115,49 @@ public final class OutboxRepository {
       throws SQLException {
     Set<String> waiting = waitingKeys(c, partition, now);
     boolean inQuery = !waiting.isEmpty() && waiting.size() <= MAX_EXCLUDED_KEYS;
+    List<OutboxRow> rows = new ArrayList<>();
+    long after = Long.MIN_VALUE;
+    while (true) {
+      // With too many waiting keys for the query they are filtered here, and a page can come back
+      // all filtered: read on, page by page, or the keys behind them would starve.
+      Page page = claimPage(c, partition, now, waiting, inQuery, after, limit - rows.size(), rows);
+      if (inQuery || waiting.isEmpty() || rows.size() >= limit || page.read() < page.asked()) {
+        return rows;
+      }
+      after = page.lastId();
+    }
+  }
+
+  private record Page(int asked, int read, long lastId) {}
+
+  private Page claimPage(
+      Connection c,
+      int partition,
+      Instant now,
+      Set<String> waiting,
+      boolean inQuery,
+      long after,
+      int limit,
+      List<OutboxRow> rows)
+      throws SQLException {
     String sql =
         claim
+            + (after == Long.MIN_VALUE ? "" : " AND o.id > ?")
             + (inQuery
                 ? " AND (o.event_key IS NULL OR o.event_key NOT IN ("
                     + placeholders(waiting.size())
                     + "))"
                 : "")
             + claimTail;
-    List<OutboxRow> rows = new ArrayList<>();
+    int read = 0;
+    long lastId = after;
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       int i = 1;
       ps.setInt(i++, partition);
       dialect.bind(ps, i++, now);
+      if (after != Long.MIN_VALUE) {
+        ps.setLong(i++, after);
+      }
       if (inQuery) {
         for (String key : waiting) {
           ps.setString(i++, key);
@@ -136,6 +166,8 @@ public final class OutboxRepository {
       ps.setInt(i, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
+          read++;
+          lastId = rs.getLong("id");
           String key = rs.getString("event_key");
           if (key != null && waiting.contains(key)) {
             continue; // only when there were too many waiting keys for the query
@@ -159,7 +191,7 @@ public final class OutboxRepository {
         }
       }
     }
-    return rows;
+    return new Page(limit, read, lastId);
   }
 
   /** Keys of a partition held up by a FAILED row or a row whose next attempt is still ahead. */

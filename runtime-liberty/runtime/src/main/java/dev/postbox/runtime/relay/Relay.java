@@ -306,7 +306,9 @@ public final class Relay implements AutoCloseable {
       }
       int attempts = row.attempts() + 1;
       String error = failure.getClass().getSimpleName() + ": " + failure.getMessage();
-      boolean park = !failure.isRetriable() || attempts >= settings.retry().maxAttempts();
+      // Only a permanent error parks a row: a retriable one (the broker down or slow) retries at
+      // the capped back-off for as long as it takes, so an outage never parks the backlog.
+      boolean park = !failure.isRetriable();
       if (park) {
         rows.fail(c, row.id(), attempts, error);
       } else {

@@ -6,7 +6,8 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Exponential back-off with jitter for retriable publish failures, per row.
  *
- * @param maxAttempts attempts before a row is marked FAILED
+ * @param maxAttempts the inbox's attempts before a dead letter; the relay retries retriable errors
+ *     without limit (a broker outage must never park its backlog) and parks only on permanent ones
  * @param initialDelay delay after the first failure
  * @param maxDelay cap on any delay
  * @param jitter fraction (0–1) by which each delay is randomly shortened, so rows that failed

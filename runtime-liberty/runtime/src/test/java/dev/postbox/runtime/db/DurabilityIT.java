@@ -87,7 +87,8 @@ class DurabilityIT {
         };
     log.addHandler(capture);
     try {
-      javax.sql.DataSource asRole = new DriverDataSource(PG + "?user=" + role);
+      javax.sql.DataSource asRole =
+          dev.postbox.runtime.testing.TestDatabase.dataSource(PG + "?user=" + role);
       Durability d = Durability.check(asRole, Dialect.POSTGRESQL, false);
       assertThat(d.level()).isEqualTo(Durability.Level.PROCESS_CRASH_SAFE);
       assertThat(logged)
@@ -114,49 +115,6 @@ class DurabilityIT {
     try (Connection c = DriverManager.getConnection(PG, "postgres", "");
         Statement s = c.createStatement()) {
       s.execute(sql);
-    }
-  }
-
-  private record DriverDataSource(String url) implements javax.sql.DataSource {
-    @Override
-    public Connection getConnection() throws SQLException {
-      return DriverManager.getConnection(url);
-    }
-
-    @Override
-    public Connection getConnection(String u, String p) throws SQLException {
-      return DriverManager.getConnection(url, u, p);
-    }
-
-    @Override
-    public java.io.PrintWriter getLogWriter() {
-      return null;
-    }
-
-    @Override
-    public void setLogWriter(java.io.PrintWriter out) {}
-
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public java.util.logging.Logger getParentLogger() {
-      return Logger.getGlobal();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
     }
   }
 }

@@ -458,6 +458,25 @@ abstract class InboxContract {
   }
 
   @Test
+  void idsThatDifferOnlyInCaseAreTwoEvents() {
+    // MariaDB's default collation once made them one id: the second was skipped or a CONFLICT.
+    String topic = topic(1);
+    String subscription = "case-" + UUID.randomUUID();
+    run(topic, "g", subscription, (c, ev) -> insertEffect(c, ev), settings(subscription, 3));
+    String id = "Order-" + UUID.randomUUID();
+    Envelope upper =
+        event("k", "one").toBuilder().id(id.toUpperCase(java.util.Locale.ROOT)).build();
+    Envelope lower =
+        event("k", "two").toBuilder().id(id.toLowerCase(java.util.Locale.ROOT)).build();
+    broker.publisher().publishAll(topic, List.of(upper, lower));
+    // it_effect itself uses the server's collation, so count all rows rather than by id
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(null) == 2);
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    assertThat(letters.open(10)).isEmpty();
+  }
+
+  @Test
   void theSameIdWithAnotherPayloadIsAConflictAndHasNoSecondEffect() {
     String topic = topic(1);
     String subscription = "conflict-" + UUID.randomUUID();
@@ -474,6 +493,71 @@ abstract class InboxContract {
     assertThat(new String(letters.get(id).orElseThrow().payload(), StandardCharsets.UTF_8))
         .isEqualTo("tampered");
     assertThat(effects(original.id())).isEqualTo(1);
+
+    // A CONFLICT is never replayed by accident: not alone, not in bulk, not after the window.
+    assertThatThrownBy(() -> letters.replay(id))
+        .isInstanceOf(DeadLetters.NotReplayableException.class)
+        .hasMessageContaining("CONFLICT");
+    assertThat(letters.replayAll(null).replayed()).isZero();
+    assertThat(letters.open(10)).hasSize(1);
+    DeadLetters later =
+        new DeadLetters(
+            tx,
+            dialect,
+            subscription,
+            (c, ev) -> insertEffect(c, ev),
+            Clock.offset(Clock.systemUTC(), Duration.ofDays(8)),
+            Duration.ofDays(7));
+    assertThatThrownBy(() -> later.replay(id, false))
+        .isInstanceOf(DeadLetters.NotReplayableException.class);
+    // Forced, within the window: the id is known as processed, so nothing runs.
+    DeadLetters forced =
+        new DeadLetters(
+            tx,
+            dialect,
+            subscription,
+            (c, ev) -> insertEffect(c, ev),
+            Clock.systemUTC(),
+            Duration.ofDays(7));
+    assertThat(forced.replay(id, true)).isFalse();
+    assertThat(effects(original.id())).isEqualTo(1);
+    assertThat(letters.open(10)).isEmpty();
+  }
+
+  @Test
+  void aLetterOlderThanTheDedupWindowIsReplayedOnlyWhenForced() {
+    String topic = topic(1);
+    String subscription = "window-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          if (!fixed.get()) {
+            throw new IllegalStateException("down");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 1));
+    Envelope e = event("w", "late");
+    broker.publisher().publish(topic, e);
+    DeadLetters now = new DeadLetters(tx, dialect, subscription, handler, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> now.open(10).size() == 1);
+    long id = now.open(10).get(0).id();
+    fixed.set(true);
+    DeadLetters eightDaysOn =
+        new DeadLetters(
+            tx,
+            dialect,
+            subscription,
+            handler,
+            Clock.offset(Clock.systemUTC(), Duration.ofDays(8)),
+            Duration.ofDays(7));
+    assertThatThrownBy(() -> eightDaysOn.replay(id))
+        .isInstanceOf(DeadLetters.NotReplayableException.class)
+        .hasMessageContaining("dedup window");
+    assertThat(eightDaysOn.replayAll(null).failed()).isEqualTo(1);
+    assertThat(effects(e.id())).isZero();
+    assertThat(eightDaysOn.replay(id, true)).isTrue();
+    assertThat(effects(e.id())).isEqualTo(1);
   }
 
   @Test

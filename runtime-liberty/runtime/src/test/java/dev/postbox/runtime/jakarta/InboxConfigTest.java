@@ -23,14 +23,14 @@ class InboxConfigTest {
   }
 
   @Test
-  void defaultsAreInlineBatchedWithASevenDayWindowAndNoRedrive() {
+  void defaultsAreInlineBatchedWithAFifteenDayWindowAndNoRedrive() {
     InboxConfig c = parse();
     InboxSettings s = c.settingsFor("orders", "payments", Set.of("OrderCaptured"));
     assertThat(s.subscription()).isEqualTo("orders/payments");
     assertThat(s.deferred()).isFalse();
     assertThat(s.batch()).isTrue();
     assertThat(s.retry().maxAttempts()).isEqualTo(10);
-    assertThat(c.dedupWindow()).isEqualTo(Duration.ofDays(7));
+    assertThat(c.dedupWindow()).isEqualTo(Duration.ofDays(15));
     assertThat(c.redriveDelay()).isNull();
   }
 

@@ -128,6 +128,49 @@ class LibertyOutboxIT {
 
   @Test
   @Order(2)
+  void anIdempotentRequestRecordsOnceAndAnswersTheRetryWithTheFirstAnswer() throws Exception {
+    String key = "it-" + System.nanoTime();
+    HttpResponse<String> first = server.post("/it/idempotent", "Idempotency-Key", key);
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(201);
+    HttpResponse<String> retry = server.post("/it/idempotent", "Idempotency-Key", key);
+    assertThat(retry.statusCode()).isEqualTo(201);
+    assertThat(retry.body()).isEqualTo(first.body());
+    assertThat(retry.headers().firstValue("Idempotency-Replayed")).contains("true");
+    awaitReceived(List.of(first.body()), Duration.ofSeconds(30));
+    assertThat(receivedFor(Duration.ofSeconds(1))).as("one event, not two").isEmpty();
+  }
+
+  @Test
+  @Order(2)
+  void anIdempotentRequestWhoseWorkRunsInANewTransactionIsRefusedAndRecordsNothing()
+      throws Exception {
+    String key = "it-new-" + System.nanoTime();
+    HttpResponse<String> r =
+        server.post("/it/idempotent?inner=requires-new", "Idempotency-Key", key);
+    assertThat(r.statusCode()).isEqualTo(500);
+    assertThat(server.log()).contains("must join the request's transaction");
+    // The key was released: the same mistake is refused again, not answered 409.
+    assertThat(
+            server.post("/it/idempotent?inner=requires-new", "Idempotency-Key", key).statusCode())
+        .isEqualTo(500);
+    assertThat(receivedFor(Duration.ofSeconds(1))).isEmpty();
+  }
+
+  @Test
+  @Order(2)
+  void aSwallowedOutboxFailureStillRollsTheTransactionBack() throws Exception {
+    String id = "swallowed-" + System.nanoTime();
+    // The application swallows the failure and answers as if all went well; the transaction is
+    // rolled back all the same (rollback-only), so no business row can commit without its event.
+    HttpResponse<String> r = server.post("/it/swallowed?id=" + id);
+    assertThat(r.body()).contains("swallowed");
+    assertThat(receivedFor(Duration.ofSeconds(2)))
+        .as("the first event of that transaction must not exist either")
+        .isEmpty();
+  }
+
+  @Test
+  @Order(2)
   void recordingWithoutATransactionIsRefused() throws Exception {
     HttpResponse<String> r = server.post("/it/no-transaction");
     assertThat(r.statusCode()).isEqualTo(409);

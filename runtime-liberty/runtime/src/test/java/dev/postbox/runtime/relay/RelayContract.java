@@ -296,6 +296,49 @@ abstract class RelayContract {
   }
 
   @Test
+  void aBrokerOutageNeverParksRowsAsFailedTheyRetryUntilItReturns() throws Exception {
+    // Once, after max-attempts (3 here) a row was FAILED whatever the cause, and a ten-minute
+    // outage parked the whole backlog. Now only permanent errors park a row.
+    int closedPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    Broker down =
+        track(
+            Brokers.open(
+                "kafka",
+                Map.of(
+                    "bootstrap.servers", "127.0.0.1:" + closedPort, "publish.timeout", "500ms")));
+    Relay relay = relay("outage", down, settings("outage", 1));
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent e = event("outage-topic", "k", "during-the-outage");
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, e, Instant.now());
+          return null;
+        });
+    relay.start();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> attemptsOf(e.eventId()) > 4); // well past max-attempts
+    assertThat(relay.admin().lag().failed()).as("nothing parked").isZero();
+    assertThat(relay.admin().lag().pending()).isEqualTo(1);
+  }
+
+  private long attemptsOf(String eventId) {
+    return tx.inTransaction(
+        c -> {
+          try (java.sql.PreparedStatement ps =
+              c.prepareStatement("SELECT attempts FROM postbox_outbox WHERE event_id = ?")) {
+            ps.setString(1, eventId);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              return rs.next() ? rs.getLong(1) : -1L;
+            }
+          }
+        });
+  }
+
+  @Test
   void retentionDeletesSettledRowsInBoundedBatches() {
     OutboxRepository repo = new OutboxRepository(dialect, 4);
     List<OutboxEvent> events = new ArrayList<>();

@@ -80,6 +80,11 @@ public final class TestDatabase implements AutoCloseable {
     return new SimpleDataSource(url);
   }
 
+  /** Connections straight from the driver for any URL (e.g. as another database role). */
+  public static DataSource dataSource(String url) {
+    return new SimpleDataSource(url);
+  }
+
   @Override
   public void close() {
     admin("DROP");

@@ -72,6 +72,26 @@ public class OutboxItResource {
     return String.join(",", ids);
   }
 
+  @Inject IdempotentWork work;
+
+  /** An idempotent endpoint: its work joins the request's transaction, or (wrongly) does not. */
+  @POST
+  @Path("/idempotent")
+  @Produces(MediaType.TEXT_PLAIN)
+  @dev.postbox.runtime.jakarta.Idempotent
+  public Response idempotent(@QueryParam("inner") String inner) {
+    String id = "requires-new".equals(inner) ? work.recordOneInANewTransaction() : work.recordOne();
+    return Response.status(201).entity(id).build();
+  }
+
+  /** Records an event and then fails to record a second with the same id, swallowing that. */
+  @POST
+  @Path("/swallowed")
+  @Produces(MediaType.TEXT_PLAIN)
+  public String swallowed(@QueryParam("id") String id) {
+    return work.recordTwiceSwallowingTheFailure(id);
+  }
+
   /** Without a transaction: must be refused. */
   @POST
   @Path("/no-transaction")
