@@ -85,9 +85,16 @@ async function refreshInbox() {
 
 async function act(id, action) {
   const message = document.getElementById("dead-letter-message");
-  const response = await fetch(`/admin/dead-letters/${id}/${action}`,
-                               { method: "POST", credentials: "same-origin" });
-  const body = await response.json().catch(() => ({}));
+  const post = (query) => fetch(`/admin/dead-letters/${id}/${action}${query}`,
+                                { method: "POST", credentials: "same-origin" });
+  let response = await post("");
+  let body = await response.json().catch(() => ({}));
+  // A CONFLICT letter, or one older than the dedup window, needs the operator's decision.
+  if (action === "replay" && response.status === 409 && /force/.test(body.error || "")
+      && window.confirm(`${body.error}\n\nReplay it anyway?`)) {
+    response = await post("?force=true");
+    body = await response.json().catch(() => ({}));
+  }
   message.textContent = response.ok
     ? `Dead letter ${id}: ${body.status}`
     : `Dead letter ${id}: ${body.error || response.status}`;

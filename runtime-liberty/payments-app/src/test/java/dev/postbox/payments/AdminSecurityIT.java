@@ -68,6 +68,13 @@ class AdminSecurityIT {
   }
 
   @Test
+  void theLoadGeneratorIsBoundedPerCall() {
+    var tooMany = api.post("/admin/load?orders=1001", null, "admin:admin");
+    assertThat(tooMany.statusCode()).isEqualTo(400);
+    assertThat(tooMany.body()).contains("1000");
+  }
+
+  @Test
   void aCrossSiteFormPostWithCachedCredentialsIsRefused() {
     // What a form on another site posting with the admin's cached Basic credentials looks like.
     var crossSite =

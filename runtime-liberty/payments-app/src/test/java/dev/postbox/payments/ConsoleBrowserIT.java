@@ -112,6 +112,11 @@ class ConsoleBrowserIT {
             b -> b.findElement(By.cssSelector("#dead-letters tr[data-id='" + letterId + "']")));
     assertThat(row.getText()).contains("CONFLICT");
     row.findElement(By.cssSelector("button.replay")).click();
+    // A CONFLICT is replayed only on the operator's explicit decision: the console asks.
+    org.openqa.selenium.Alert ask =
+        wait.until(org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    assertThat(ask.getText()).contains("CONFLICT");
+    ask.accept();
     wait.until(b -> b.findElement(By.id("dead-letter-message")).getText().contains("REPLAYED"));
     await()
         .atMost(Duration.ofSeconds(10))

@@ -26,6 +26,20 @@ class NegativeControlIT {
   }
 
   @Test
+  void withDedupOffOnMariaDbTheHarnessReportsDoubleCharges() throws Exception {
+    // The MariaDB configuration can fail too: the same switch, the same verdict.
+    TortureHarness.Result result =
+        new TortureHarness(
+                new TortureHarness.Settings(
+                        "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "skip-dedup")
+                    .on("mariadb", "Pacific/Kiritimati", java.util.Map.of()))
+            .run();
+    System.out.println("NEGATIVE CONTROL (doubles, MariaDB) SUMMARY\n" + result.summary());
+    assertThat(result.verdict().ok()).as(result.summary()).isFalse();
+    assertThat(result.verdict().doubled()).as(result.summary()).isPositive();
+  }
+
+  @Test
   void withTheAckBeforeTheCommitTheHarnessReportsLostOrders() throws Exception {
     // The same three transient failures the torture runs survive.
     TortureHarness.Result result =

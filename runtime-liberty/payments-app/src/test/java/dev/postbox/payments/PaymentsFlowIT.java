@@ -69,17 +69,24 @@ class PaymentsFlowIT {
         .atMost(Duration.ofSeconds(5))
         .until(() -> api.ledger("charges") - charges0 == 1);
 
-    // Inspect and replay the conflict: marked REPLAYED, and still one charge.
+    // Inspect and replay the conflict: refused without the operator's decision; forced, marked
+    // REPLAYED, and still one charge.
     String letter = DirectPublish.conflictLetterFor(api, order.id());
     long id = number(letter, "id");
     HttpResponse<String> detail = api.get("/admin/dead-letters/" + id, "admin:admin");
     assertThat(detail.statusCode()).isEqualTo(200);
     assertThat(detail.body()).contains("\\\"amountCents\\\":1").contains("CONFLICT");
-    HttpResponse<String> replay =
+    HttpResponse<String> unforced =
         api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin");
+    assertThat(unforced.statusCode()).isEqualTo(409);
+    assertThat(unforced.body()).contains("CONFLICT");
+    HttpResponse<String> replay =
+        api.post("/admin/dead-letters/" + id + "/replay?force=true", null, "admin:admin");
     assertThat(replay.statusCode()).as(replay.body()).isEqualTo(200);
-    assertThat(replay.body()).contains("\"handlerRan\":false");
-    assertThat(api.post("/admin/dead-letters/" + id + "/replay", null, "admin:admin").statusCode())
+    assertThat(replay.body()).contains("\"handlerRan\":false").contains("conflicting");
+    assertThat(
+            api.post("/admin/dead-letters/" + id + "/replay?force=true", null, "admin:admin")
+                .statusCode())
         .isEqualTo(409);
     assertThat(api.ledger("charges") - charges0).isEqualTo(1);
     String inbox = api.get("/admin/inbox", "admin:admin").body();

@@ -45,7 +45,8 @@ public interface Transactions {
             T result = work.run(c);
             c.commit();
             return result;
-          } catch (SQLException | RuntimeException e) {
+          } catch (SQLException | RuntimeException | Error e) {
+            // an Error too: setAutoCommit(true) below would otherwise commit the half-done work
             rollbackQuietly(c, e);
             throw e;
           } finally {
@@ -66,7 +67,7 @@ public interface Transactions {
     return product.contains("mariadb") || product.contains("mysql");
   }
 
-  private static void rollbackQuietly(Connection c, Exception cause) {
+  private static void rollbackQuietly(Connection c, Throwable cause) {
     try {
       c.rollback();
     } catch (SQLException rollbackFailure) {

@@ -34,8 +34,13 @@ record DeadLetterFields(
   static final String TRUNCATED = "postbox.truncated";
 
   static final int MAX_PAYLOAD_BYTES = 1 << 20;
-  static final int MAX_MAP_CHARS = 8_000;
-  static final int MAX_VALUE_CHARS = 1_024;
+
+  /**
+   * Above a valid envelope's headers (8 KiB in all), so a valid event's letter keeps them whole.
+   */
+  static final int MAX_MAP_CHARS = 12_000;
+
+  static final int MAX_VALUE_CHARS = 8_192;
   private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
   private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
@@ -45,12 +50,28 @@ record DeadLetterFields(
       Map<String, String> rawHeaders,
       byte[] rawPayload,
       Map<String, String> deliveryMetadata) {
+    return of(e, error, rawHeaders, rawPayload, deliveryMetadata, e == null);
+  }
+
+  /**
+   * @param cutPayload whether the payload may be cut at {@link #MAX_PAYLOAD_BYTES}: for a message
+   *     that is not an event, or an oversized one; a valid event keeps its payload whole, so its
+   *     letter stays replayable
+   */
+  static DeadLetterFields of(
+      Envelope e,
+      String error,
+      Map<String, String> rawHeaders,
+      byte[] rawPayload,
+      Map<String, String> deliveryMetadata,
+      boolean cutPayload) {
     Cut cut = new Cut();
     Map<String, String> metadata = new Cut().map(deliveryMetadata); // not part of the event
     byte[] payload = e == null ? (rawPayload == null ? new byte[0] : rawPayload) : e.payload();
-    metadata.put("postbox.payload.bytes", Integer.toString(payload.length));
-    metadata.put("postbox.payload.sha256", sha256(payload));
-    if (payload.length > MAX_PAYLOAD_BYTES) {
+    // a minimal letter brings the size and hash of a payload it does not keep
+    metadata.putIfAbsent("postbox.payload.bytes", Integer.toString(payload.length));
+    metadata.putIfAbsent("postbox.payload.sha256", sha256(payload));
+    if (cutPayload && payload.length > MAX_PAYLOAD_BYTES) {
       payload = Arrays.copyOf(payload, MAX_PAYLOAD_BYTES);
       cut.cut = true;
     }

@@ -194,9 +194,10 @@ public final class DeadLetters {
       try {
         replay(id);
         replayed++;
-      } catch (NotReplayableException settledMeanwhile) {
-        // an operator replayed or discarded it in between
       } catch (RuntimeException again) {
+        // Failed again, or not replayable without an operator (older than the dedup window,
+        // truncated), or settled meanwhile: count it, so it stops being picked after
+        // maxRedrives and never holds back the letters behind it.
         tx.inTransaction(
             c -> {
               repo.redriveFailed(c, id, clock.instant());

@@ -212,6 +212,13 @@ public final class InboxProcessor {
     } catch (RuntimeException failure) {
       failed(item, failure);
       return false;
+    } catch (VirtualMachineError fatal) {
+      throw fatal;
+    } catch (Error handlerError) {
+      // e.g. a StackOverflowError or NoClassDefFoundError in a handler: an attempt like any other,
+      // so it ends as a dead letter instead of a delivery nacked for ever
+      failed(item, new HandlerException(handlerError));
+      return false;
     }
     recheckHeads(recheck);
     settled(item, outcome);
@@ -409,6 +416,14 @@ public final class InboxProcessor {
           m.rawPayload());
       return null;
     } catch (RuntimeException unreadable) {
+      if (unreadable instanceof dev.postbox.spi.BrokerException b
+          && b.isRetriable()
+          && d.attempt() < settings.retry().maxAttempts()) {
+        // The broker could not hand the message over this time (e.g. a large message's stream
+        // timed out): the message may be fine. Try again later; past the attempts, a letter.
+        d.nack(settings.retry().delayAfter(Math.max(1, d.attempt())));
+        return null;
+      }
       // An adapter that cannot even say what is wrong: still a stored letter, never unsettled.
       poison(
           d,
@@ -497,6 +512,19 @@ public final class InboxProcessor {
                   clock.instant()));
       return true;
     } catch (RuntimeException whole) {
+      if (!isDataError(whole)) {
+        // the database is down or busy, not refusing this letter's data: nack, it comes back
+        LOG.log(
+            Level.WARNING,
+            "inbox "
+                + settings.subscription()
+                + ": a "
+                + reason
+                + " dead letter could not be stored (database unavailable?); the delivery is"
+                + " nacked and will come back: "
+                + describe(whole));
+        return false;
+      }
       try {
         Map<String, String> identity = new java.util.LinkedHashMap<>(d.metadata());
         byte[] bytes = e != null ? e.payload() : payload == null ? new byte[0] : payload;
@@ -535,6 +563,26 @@ public final class InboxProcessor {
         return false;
       }
     }
+  }
+
+  /**
+   * Whether the database refused the data itself (SQLState classes 22 and 23, MariaDB's incorrect
+   * value errors), as opposed to being unavailable: only then does a minimal letter help.
+   */
+  static boolean isDataError(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s) {
+        String state = s.getSQLState();
+        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+          return true;
+        }
+        int code = s.getErrorCode();
+        if (code == 1366 || code == 1406 || code == 1292 || code == 1264) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** The first event attribute holding a NUL character, or null. */
@@ -579,7 +627,7 @@ public final class InboxProcessor {
   static final class HandlerException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    HandlerException(Exception cause) {
+    HandlerException(Throwable cause) {
       super(cause.getMessage(), cause);
     }
   }

@@ -297,7 +297,14 @@ final class InboxRepository {
       Map<String, String> metadata,
       Instant now)
       throws SQLException {
-    DeadLetterFields f = DeadLetterFields.of(e, error, rawHeaders, rawPayload, metadata);
+    DeadLetterFields f =
+        DeadLetterFields.of(
+            e,
+            error,
+            rawHeaders,
+            rawPayload,
+            metadata,
+            e == null || reason == DeadLetterReason.OVERSIZED);
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO postbox_dead_letter (subscription, event_id, event_key, event_type, source, subject,"

@@ -111,10 +111,16 @@ public class IdempotencyInterceptor {
     }
     // The work's transaction ends before the claim does, so a slow request is rolled back by its
     // own timeout rather than overtaken by a retry.
-    ut.setTransactionTimeout(
-        (int) Math.max(1, runtime.idempotency().inFlightTimeout().toSeconds() - 1));
-    ut.begin();
-    ut.setTransactionTimeout(0);
+    try {
+      ut.setTransactionTimeout(
+          (int) Math.max(1, runtime.idempotency().inFlightTimeout().toSeconds() - 1));
+      ut.begin();
+    } catch (Exception | Error e) {
+      releaseQuietly(keys, scope, key, token, e);
+      throw e;
+    } finally {
+      ut.setTransactionTimeout(0); // back to the server's default for this pooled thread
+    }
     RUNNING.set(registry.getTransactionKey());
     boolean settled = false;
     try {

@@ -283,7 +283,8 @@ public final class OutboxRepository {
   public boolean discard(Connection c, long id, Instant now) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ? AND status = 'FAILED'")) {
+            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ?"
+                + " AND (status = 'FAILED' OR (status = 'PENDING' AND attempts > 0))")) {
       dialect.bind(ps, 1, now);
       ps.setLong(2, id);
       return ps.executeUpdate() == 1;

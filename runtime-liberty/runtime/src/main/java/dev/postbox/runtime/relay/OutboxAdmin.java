@@ -60,7 +60,10 @@ public final class OutboxAdmin {
         });
   }
 
-  /** Gives up on a FAILED row; later rows of its key flow again. */
+  /**
+   * Gives up on a FAILED row, or on a PENDING one that keeps failing (attempts above 0); later rows
+   * of its key flow again.
+   */
   public boolean discard(long id) {
     return tx.inTransaction(c -> rows.discard(c, id, clock.instant()));
   }

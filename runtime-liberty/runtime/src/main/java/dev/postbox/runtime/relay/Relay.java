@@ -312,6 +312,24 @@ public final class Relay implements AutoCloseable {
       if (park) {
         rows.fail(c, row.id(), attempts, error);
       } else {
+        if (attempts % settings.retry().maxAttempts() == 0) {
+          // Still retriable after this many tries: say so, in case the cause never heals (a
+          // misrouted destination); the operator can discard a failing PENDING row.
+          LOG.log(
+              Level.WARNING,
+              "outbox row "
+                  + row.id()
+                  + " (event "
+                  + row.eventId()
+                  + " to '"
+                  + row.destination()
+                  + "') has failed "
+                  + attempts
+                  + " times and keeps retrying, at most every "
+                  + settings.retry().maxDelay()
+                  + "; if the cause cannot heal, discard it (OutboxAdmin.discard). Last error: "
+                  + error);
+        }
         rows.reschedule(
             c, row.id(), attempts, now.plus(settings.retry().delayAfter(attempts)), error);
       }

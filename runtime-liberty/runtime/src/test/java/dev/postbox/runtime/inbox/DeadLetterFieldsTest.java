@@ -65,4 +65,30 @@ class DeadLetterFieldsTest {
     assertThat(chars).isLessThanOrEqualTo(DeadLetterFields.MAX_MAP_CHARS);
     assertThat(f.headers()).containsKey("postbox.omitted");
   }
+
+  @Test
+  void aValidEventsLongHeadersStayWholeSoItsLetterStaysReplayable() {
+    Envelope e =
+        Envelope.builder()
+            .source("urn:s")
+            .type("T")
+            .header("baggage", "b".repeat(7_000))
+            .payload("{}")
+            .build();
+    DeadLetterFields f = DeadLetterFields.of(e, "handler failed", Map.of(), null, Map.of());
+    assertThat(f.headers().get("baggage")).hasSize(7_000);
+    assertThat(f.metadata()).doesNotContainKey(DeadLetterFields.TRUNCATED);
+  }
+
+  @Test
+  void onlyDataErrorsLeadToAMinimalLetterAnOutageIsANack() {
+    assertThat(
+            InboxProcessor.isDataError(
+                new RuntimeException(new java.sql.SQLException("x", "22001"))))
+        .isTrue();
+    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("dup", "23505"))).isTrue();
+    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("gone", "08006"))).isFalse();
+    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("deadlock", "40001")))
+        .isFalse();
+  }
 }
