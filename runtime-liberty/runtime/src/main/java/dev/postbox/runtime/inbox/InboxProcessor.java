@@ -514,16 +514,7 @@ public final class InboxProcessor {
     } catch (RuntimeException whole) {
       if (!isDataError(whole)) {
         // the database is down or busy, not refusing this letter's data: nack, it comes back
-        LOG.log(
-            Level.WARNING,
-            "inbox "
-                + settings.subscription()
-                + ": a "
-                + reason
-                + " dead letter could not be stored (database unavailable?); the delivery is"
-                + " nacked and will come back: "
-                + describe(whole));
-        return false;
+        return unstored(reason, whole);
       }
       try {
         Map<String, String> identity = new java.util.LinkedHashMap<>(d.metadata());
@@ -551,18 +542,23 @@ public final class InboxProcessor {
                 + describe(whole));
         return true;
       } catch (RuntimeException minimal) {
-        LOG.log(
-            Level.WARNING,
-            "inbox "
-                + settings.subscription()
-                + ": a "
-                + reason
-                + " dead letter could not be stored (database unavailable?); the delivery is"
-                + " nacked and will come back: "
-                + describe(minimal));
-        return false;
+        return unstored(reason, minimal);
       }
     }
+  }
+
+  /** Logs that a letter could not be stored; false, so the caller nacks the delivery. */
+  private boolean unstored(DeadLetterReason reason, RuntimeException why) {
+    LOG.log(
+        Level.WARNING,
+        "inbox "
+            + settings.subscription()
+            + ": a "
+            + reason
+            + " dead letter could not be stored (database unavailable?); the delivery is"
+            + " nacked and will come back: "
+            + describe(why));
+    return false;
   }
 
   /**

@@ -226,13 +226,7 @@ abstract class InboxContract {
     String topic = topic(1);
     String subscription = "broken-" + UUID.randomUUID();
     AtomicBoolean fixed = new AtomicBoolean();
-    InboxHandler handler =
-        (c, ev) -> {
-          if (!fixed.get()) {
-            throw new IllegalArgumentException("bug #42");
-          }
-          insertEffect(c, ev);
-        };
+    InboxHandler handler = failingUntil(fixed, new IllegalArgumentException("bug #42"));
     run(topic, "g", subscription, handler, settings(subscription, 3));
     Envelope e = event("k", "doomed");
     Envelope next = event("k", "next");
@@ -301,13 +295,7 @@ abstract class InboxContract {
     String topic = topic(1);
     String subscription = "redrive-" + UUID.randomUUID();
     AtomicBoolean fixed = new AtomicBoolean();
-    InboxHandler handler =
-        (c, ev) -> {
-          if (!fixed.get()) {
-            throw new IllegalStateException("downstream down");
-          }
-          insertEffect(c, ev);
-        };
+    InboxHandler handler = failingUntil(fixed, new IllegalStateException("downstream down"));
     run(topic, "g", subscription, handler, settings(subscription, 1));
     Envelope refund1 = event("r1", "refund-1").toBuilder().type("RefundIssued").build();
     Envelope refund2 = event("r2", "refund-2").toBuilder().type("RefundIssued").build();
@@ -529,13 +517,7 @@ abstract class InboxContract {
     String topic = topic(1);
     String subscription = "window-" + UUID.randomUUID();
     AtomicBoolean fixed = new AtomicBoolean();
-    InboxHandler handler =
-        (c, ev) -> {
-          if (!fixed.get()) {
-            throw new IllegalStateException("down");
-          }
-          insertEffect(c, ev);
-        };
+    InboxHandler handler = failingUntil(fixed, new IllegalStateException("down"));
     run(topic, "g", subscription, handler, settings(subscription, 1));
     Envelope e = event("w", "late");
     broker.publisher().publish(topic, e);
@@ -812,6 +794,16 @@ abstract class InboxContract {
           lanes.shutdown();
           consumer.close();
         });
+  }
+
+  /** A handler that throws the failure until {@code fixed} is set, then writes the effect. */
+  private static InboxHandler failingUntil(AtomicBoolean fixed, RuntimeException failure) {
+    return (c, ev) -> {
+      if (!fixed.get()) {
+        throw failure;
+      }
+      insertEffect(c, ev);
+    };
   }
 
   private static void insertEffect(java.sql.Connection c, Envelope e) throws java.sql.SQLException {
