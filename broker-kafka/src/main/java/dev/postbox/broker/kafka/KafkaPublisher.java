@@ -52,8 +52,16 @@ final class KafkaPublisher implements Publisher {
     List<Future<RecordMetadata>> futures = new ArrayList<>(batch.size());
     Map<Integer, BrokerException> failures = new HashMap<>();
     Map<String, BrokerException> failedKeys = new HashMap<>();
+    BrokerException topicDown = null; // a send that could not even start: no metadata in time
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
+      if (topicDown != null) {
+        // Every record goes to the same topic, whose metadata did not come within max.block.ms:
+        // waiting that long again for each key would hold the caller for minutes.
+        failures.put(i, Batches.notSent(topicDown));
+        futures.add(null);
+        continue;
+      }
       BrokerException earlier = e.key() == null ? null : failedKeys.get(e.key());
       if (earlier != null) {
         failures.put(i, Batches.heldBack(earlier));
@@ -61,12 +69,21 @@ final class KafkaPublisher implements Publisher {
         continue;
       }
       try {
-        futures.add(send(destination, e));
+        Future<RecordMetadata> sent = send(destination, e);
+        if (sent.isDone()) {
+          // Done at once is failed at once: the producer returns its metadata timeout (after
+          // max.block.ms) as a failed future rather than throwing it.
+          await(sent, destination);
+        }
+        futures.add(sent);
       } catch (BrokerException failure) {
         failures.put(i, failure);
         futures.add(null);
         if (e.key() != null) {
           failedKeys.put(e.key(), failure);
+        }
+        if (failure.isRetriable()) {
+          topicDown = failure;
         }
       }
     }

@@ -84,6 +84,28 @@ class KafkaAdapterIT {
   }
 
   @Test
+  void aBatchOfManyKeysToAnUnreachableClusterWaitsForMetadataOnceNotOncePerKey() {
+    // The producer returns its metadata timeout as a failed future after max.block.ms; before,
+    // the adapter sent the next key and waited again, so a batch of 20 keys took 20 timeouts.
+    try (Broker broker =
+        open(KafkaTestBroker.unreachableBootstrapServers(), "publish.timeout", "1s")) {
+      List<Envelope> batch = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        batch.add(event("key-" + i, i));
+      }
+      long started = System.nanoTime();
+      dev.postbox.spi.BatchPublishException e =
+          catchThrowableOfType(
+              dev.postbox.spi.BatchPublishException.class,
+              () -> broker.publisher().publishAll("nowhere", batch));
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      assertThat(e.failures()).hasSize(20);
+      assertThat(e.failures().values()).allMatch(f -> f.isRetriable());
+      assertThat(took).isLessThan(Duration.ofSeconds(5));
+    }
+  }
+
+  @Test
   void aForeignRecordIsHandedOverAsMalformedAndTheConsumerGoesOn() {
     String topic = "foreign-" + UUID.randomUUID();
     KAFKA.createTopic(topic, 1);

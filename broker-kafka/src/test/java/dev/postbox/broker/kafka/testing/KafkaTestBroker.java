@@ -164,6 +164,13 @@ public final class KafkaTestBroker implements AutoCloseable {
     }
   }
 
+  /** Starts a stopped server again, on the same ports and log. */
+  public synchronized void resume() {
+    if (server == null) {
+      startServer();
+    }
+  }
+
   /** Stops and starts the server on the same ports and log. */
   public synchronized void restart() {
     stop();
