@@ -41,6 +41,7 @@ public final class ConsumerLoop implements Runnable {
   private volatile String lastError;
   private long lastSubscribed;
   private boolean resubscribePending;
+  private volatile Stalls stalls;
 
   /**
    * @param consumer the first consumer, subscribed by the caller so that startup fails fast
@@ -93,6 +94,10 @@ public final class ConsumerLoop implements Runnable {
         continue;
       }
       pollsFailingSince = 0;
+      Stalls watching = stalls;
+      if (watching != null) {
+        batch = watching.watch(batch);
+      }
       try {
         process.accept(batch);
         failingSince = 0;
@@ -145,6 +150,12 @@ public final class ConsumerLoop implements Runnable {
       // keep the closed one: its polls fail, and the next stretch tries again
       LOG.log(Level.WARNING, "subscribing " + subscription + " again failed: " + subscribeFailed);
     }
+  }
+
+  /** Watches every delivery until it is acknowledged (see {@link Stalls}); call before run. */
+  public ConsumerLoop watchedBy(Stalls stalls) {
+    this.stalls = stalls;
+    return this;
   }
 
   /** How long polls or batches have failed without a break, or empty while they work. */

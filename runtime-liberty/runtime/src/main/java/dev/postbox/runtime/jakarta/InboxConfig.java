@@ -20,6 +20,8 @@ import java.util.stream.Collectors;
  *     for all
  * @param redriveDelay how long a HANDLER_FAILED dead letter waits before an automatic replay; null
  *     turns automatic re-drive off
+ * @param stuckAfter how long a delivery may wait for its acknowledgement before its subscription
+ *     counts as stuck (readiness DOWN); longer than the retries' longest delay
  */
 record InboxConfig(
     RetryPolicy retry,
@@ -31,7 +33,8 @@ record InboxConfig(
     int retentionBatch,
     Duration redriveDelay,
     int redriveMaxTimes,
-    InboxSettings.Unsafe unsafe) {
+    InboxSettings.Unsafe unsafe,
+    Duration stuckAfter) {
 
   static final List<String> KEYS =
       List.of(
@@ -46,7 +49,8 @@ record InboxConfig(
           "postbox.inbox.retention.batch",
           "postbox.inbox.redrive.delay",
           "postbox.inbox.redrive.max-times",
-          "postbox.inbox.unsafe");
+          "postbox.inbox.unsafe",
+          "postbox.inbox.stuck-after");
 
   static InboxConfig parse(BrokerConfig c) {
     RetryPolicy retry =
@@ -90,7 +94,12 @@ record InboxConfig(
         c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),
         redrive,
         c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000),
-        unsafe(c));
+        unsafe(c),
+        c.duration(
+            "postbox.inbox.stuck-after",
+            Duration.ofMinutes(15),
+            Duration.ofSeconds(1),
+            Duration.ofDays(1)));
   }
 
   /** The negative control's switch: none, skip-dedup or ack-before-commit. */

@@ -9,6 +9,7 @@ import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.InboxProcessor;
 import dev.postbox.runtime.inbox.InboxRetention;
 import dev.postbox.runtime.inbox.InboxSettings;
+import dev.postbox.runtime.inbox.Stalls;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
 import jakarta.annotation.Resource;
@@ -83,6 +84,8 @@ public class InboxRuntime {
 
   private final Map<String, Running> running = new LinkedHashMap<>();
   private final Map<String, ConsumerLoop> loops = new LinkedHashMap<>();
+  private final Map<String, Stalls> stalls = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Set<String> reportedStuck = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final List<DeferredInbox> deferredWorkers = new ArrayList<>();
   private final List<CountDownLatch> loopsDone = new ArrayList<>();
   private final List<ScheduledFuture<?>> scheduled = new CopyOnWriteArrayList<>();
@@ -212,6 +215,13 @@ public class InboxRuntime {
             RESUBSCRIBE_AFTER,
             Duration.ofSeconds(1),
             System::nanoTime);
+    Stalls watch = new Stalls(cfg.stuckAfter(), System::nanoTime);
+    loop.watchedBy(watch);
+    stalls.put(subscription, watch);
+    metrics.gauge(
+        "postbox.inbox.stuck.seconds",
+        () -> watch.stuckFor().map(Duration::toSeconds).orElse(0L),
+        new Tag("subscription", subscription));
     loops.put(subscription, loop);
     running.put(
         subscription,
@@ -326,6 +336,32 @@ public class InboxRuntime {
                         failingLoops.put(
                             subscription,
                             "failing for " + d.toSeconds() + " s: " + loop.lastError())));
+    Duration stuckAfter = postbox.inboxConfig().stuckAfter();
+    stalls.forEach(
+        (subscription, watch) -> {
+          java.util.Optional<Duration> stuck =
+              watch.stuckFor().filter(d -> d.compareTo(stuckAfter) >= 0);
+          if (stuck.isPresent()) {
+            failingLoops.put(
+                subscription,
+                "stuck for "
+                    + stuck.get().toSeconds()
+                    + " s: a delivery has been neither acknowledged nor dead-lettered (see"
+                    + " postbox.inbox.stuck-after)");
+            if (reportedStuck.add(subscription)) {
+              LOG.log(
+                  Level.WARNING,
+                  "Postbox inbox subscription "
+                      + subscription
+                      + " is stuck: a delivery has waited "
+                      + stuck.get().toSeconds()
+                      + " s without being acknowledged or dead-lettered (retried or redelivered"
+                      + " over and over); readiness is DOWN until it moves");
+            }
+          } else if (reportedStuck.remove(subscription)) {
+            LOG.log(Level.INFO, "Postbox inbox subscription " + subscription + " moves again");
+          }
+        });
     reading =
         new InboxReadiness.Reading(
             brokerUp,

@@ -1,0 +1,414 @@
+package dev.postbox.payments;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Migrations;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.inbox.ConsumerLoop;
+import dev.postbox.runtime.inbox.DeadLetter;
+import dev.postbox.runtime.inbox.DeadLetterReason;
+import dev.postbox.runtime.inbox.DeadLetters;
+import dev.postbox.runtime.inbox.InboxHandler;
+import dev.postbox.runtime.inbox.InboxListener;
+import dev.postbox.runtime.inbox.InboxProcessor;
+import dev.postbox.runtime.inbox.InboxSettings;
+import dev.postbox.runtime.inbox.Stalls;
+import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Subscription;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.stream.Stream;
+import javax.sql.DataSource;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
+import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
+
+/**
+ * Every poison class that once stalled a subscription, on every broker and every database: each
+ * ends as a stored dead letter with its reason, the event after them is processed, and no delivery
+ * stays in flight (the inbox's own {@link Stalls} watch, which readiness reads, has none left).
+ *
+ * <p>The classes: an unknown type whose CloudEvents {@code time} no database stores; a NUL in the
+ * event id; raw headers larger than the dead-letter columns; a payload above the inbox's limit; a
+ * body with no CloudEvents attributes at all. docs/reliability.md tabulates what this prints.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PoisonMatrixIT {
+
+  private static final String FAR_FUTURE = "+1000000000-01-01T00:00:00Z";
+  private static final int MAX_PAYLOAD = 10_000;
+
+  private final KafkaTestBroker kafka = KafkaTestBroker.shared();
+  private final ArtemisTestBroker artemis = ArtemisTestBroker.shared();
+  private final ElasticMqTestBroker sqs = ElasticMqTestBroker.shared();
+  private final List<AutoCloseable> cleanup = new ArrayList<>();
+  private final Map<String, String> table = new ConcurrentHashMap<>();
+
+  static Stream<Arguments> brokersAndDatabases() {
+    List<Arguments> all = new ArrayList<>();
+    for (String broker : List.of("kafka", "artemis", "sqs")) {
+      for (String db : List.of("postgresql", "mariadb", "h2")) {
+        all.add(Arguments.of(broker, db));
+      }
+    }
+    return all.stream();
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    for (AutoCloseable c : cleanup) {
+      c.close();
+    }
+    cleanup.clear();
+  }
+
+  @AfterAll
+  void printTable() {
+    table.keySet().stream().sorted().forEach(k -> System.out.println(k + " -> " + table.get(k)));
+  }
+
+  @ParameterizedTest(name = "{0} on {1}")
+  @MethodSource("brokersAndDatabases")
+  void everyPoisonClassEndsAsAStoredDeadLetterAndNoDeliveryStaysInFlight(
+      String brokerName, String db) throws Exception {
+    DataSource ds = database(db);
+    Dialect dialect = Migrations.migrate(ds);
+    Transactions tx = Transactions.jdbc(ds);
+    String destination = "poison-" + UUID.randomUUID().toString().substring(0, 8);
+    Broker broker = Brokers.open(brokerName, adapterConfig(brokerName, destination));
+    cleanup.add(0, broker);
+    String group = "g-" + destination;
+    String subscription = destination + "/" + group;
+    Set<String> processed = ConcurrentHashMap.newKeySet();
+    InboxHandler handler = (c, e) -> processed.add(e.id());
+    InboxSettings settings =
+        InboxSettings.of(subscription)
+            .withTypes(Set.of("OrderCaptured"))
+            .withMaxPayloadBytes(MAX_PAYLOAD)
+            .withRetry(new RetryPolicy(3, Duration.ofMillis(50), Duration.ofMillis(200), 0));
+    InboxProcessor inbox =
+        new InboxProcessor(
+            tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE, null);
+    Subscription s = Subscription.of(destination, group);
+    Stalls stalls = new Stalls(Duration.ofMinutes(15), System::nanoTime);
+    ConsumerLoop loop =
+        new ConsumerLoop(
+                subscription,
+                broker.subscribe(s),
+                () -> broker.subscribe(s),
+                inbox::process,
+                Duration.ofSeconds(30),
+                Duration.ofMillis(200),
+                System::nanoTime)
+            .watchedBy(stalls);
+    ExecutorService thread = Executors.newSingleThreadExecutor();
+    thread.execute(loop);
+    cleanup.add(
+        0,
+        () -> {
+          loop.close();
+          thread.shutdown();
+        });
+
+    Map<String, DeadLetterReason> expected = new LinkedHashMap<>();
+    expected.put("far-future time, unknown type", DeadLetterReason.UNKNOWN_TYPE);
+    expected.put("NUL in the event id", DeadLetterReason.MALFORMED);
+    expected.put("raw headers above the columns", DeadLetterReason.MALFORMED);
+    expected.put("payload above max-payload-bytes", DeadLetterReason.OVERSIZED);
+    expected.put("no CloudEvents attributes", DeadLetterReason.MALFORMED);
+    Raw raw = raw(brokerName, destination);
+    boolean nulSent = true;
+    raw.cloudEvent("far-future", "Unheard", FAR_FUTURE, "{}");
+    try {
+      raw.cloudEvent("nul\u0000id", "OrderCaptured", "2026-01-01T00:00:00Z", "{}");
+    } catch (RuntimeException refused) {
+      // SQS allows no NUL in an attribute value: the broker itself refuses such a message
+      nulSent = false;
+      expected.remove("NUL in the event id");
+      table.put(brokerName + " " + db + " NUL in the event id", "refused by the broker at send");
+    }
+    raw.bloated();
+    raw.cloudEvent("big", "OrderCaptured", "2026-01-01T00:00:00Z", "x".repeat(MAX_PAYLOAD + 5_000));
+    raw.garbage();
+    Envelope good =
+        Envelope.builder()
+            .source("urn:poison-matrix")
+            .type("OrderCaptured")
+            .key("k")
+            .payload("{\"after\":\"the poison\"}")
+            .build();
+    broker.publisher().publish(destination, good);
+
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, e) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> processed.contains(good.id()) && letters.open(20).size() == expected.size());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> stalls.stuckFor().isEmpty()); // every delivery acknowledged
+    List<DeadLetter> open = letters.open(20);
+    // The far-future time on an unknown type is UNKNOWN_TYPE where the adapter reads the time, or
+    // MALFORMED where it refuses it; either way a stored letter, never replayable.
+    assertThat(open)
+        .extracting(DeadLetter::reason)
+        .filteredOn(r -> r == DeadLetterReason.OVERSIZED)
+        .hasSize(1);
+    assertThat(open)
+        .extracting(DeadLetter::reason)
+        .allMatch(
+            r ->
+                r == DeadLetterReason.OVERSIZED
+                    || r == DeadLetterReason.MALFORMED
+                    || r == DeadLetterReason.UNKNOWN_TYPE);
+    assertThat(processed).containsExactly(good.id());
+    if (nulSent) {
+      assertThat(open).anySatisfy(l -> assertThat(l.error()).contains("NUL"));
+    }
+    assertThat(open)
+        .filteredOn(l -> l.reason() == DeadLetterReason.UNKNOWN_TYPE)
+        .allSatisfy(l -> assertThat(l.replayable()).isFalse());
+    for (DeadLetter l : open) {
+      assertThat(letters.get(l.id())).as("letter %s reads back whole", l.id()).isPresent();
+      String error = String.valueOf(l.error());
+      table.put(
+          brokerName + " " + db + " letter " + l.id(),
+          l.reason() + ": " + error.substring(0, Math.min(90, error.length())));
+    }
+  }
+
+  // ---- brokers: the adapter's settings, and raw messages no adapter would send ----
+
+  private Map<String, String> adapterConfig(String broker, String destination) {
+    return switch (broker) {
+      case "kafka" -> {
+        kafka.createTopic(destination, 1);
+        yield Map.of("bootstrap.servers", kafka.bootstrapServers());
+      }
+      case "artemis" -> Map.of("url", artemis.url());
+      case "sqs" -> {
+        sqs.createQueue(destination);
+        yield sqs.config();
+      }
+      default -> throw new IllegalArgumentException(broker);
+    };
+  }
+
+  /** Raw messages for one broker. */
+  private interface Raw {
+    void cloudEvent(String id, String type, String time, String body) throws Exception;
+
+    /** Not an event: many large headers, more than any dead-letter column holds. */
+    void bloated() throws Exception;
+
+    /** Not an event: a body and nothing else. */
+    void garbage() throws Exception;
+  }
+
+  private static Map<String, String> ce(String id, String type, String time) {
+    Map<String, String> h = new LinkedHashMap<>();
+    h.put("ce_specversion", "1.0");
+    h.put("ce_id", id);
+    h.put("ce_source", "urn:x");
+    h.put("ce_type", type);
+    h.put("ce_time", time);
+    return h;
+  }
+
+  private static Map<String, String> bloatedHeaders(int count) {
+    Map<String, String> h = new LinkedHashMap<>();
+    for (int i = 0; i < count; i++) {
+      h.put("x_big_" + i, "v".repeat(2_000));
+    }
+    return h;
+  }
+
+  private Raw raw(String broker, String destination) {
+    return switch (broker) {
+      case "kafka" ->
+          new Raw() {
+            final KafkaProducer<byte[], byte[]> producer = track(kafkaProducer());
+
+            void send(Map<String, String> headers, String body) throws Exception {
+              ProducerRecord<byte[], byte[]> r =
+                  new ProducerRecord<>(destination, body.getBytes(StandardCharsets.UTF_8));
+              headers.forEach((k, v) -> r.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
+              producer.send(r).get();
+            }
+
+            @Override
+            public void cloudEvent(String id, String type, String time, String body)
+                throws Exception {
+              send(ce(id, type, time), body);
+            }
+
+            @Override
+            public void bloated() throws Exception {
+              send(bloatedHeaders(40), "not an event");
+            }
+
+            @Override
+            public void garbage() throws Exception {
+              send(Map.of(), "not json, no headers");
+            }
+          };
+      case "artemis" ->
+          new Raw() {
+            void send(Map<String, String> properties, String body) throws Exception {
+              try (var factory =
+                      new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                          artemis.url());
+                  var connection = factory.createConnection();
+                  var session =
+                      connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+                  var producer = session.createProducer(session.createQueue(destination))) {
+                var message = session.createBytesMessage();
+                message.writeBytes(body.getBytes(StandardCharsets.UTF_8));
+                for (var p : properties.entrySet()) {
+                  message.setStringProperty(p.getKey(), p.getValue());
+                }
+                producer.send(message);
+              }
+            }
+
+            @Override
+            public void cloudEvent(String id, String type, String time, String body)
+                throws Exception {
+              send(ce(id, type, time), body);
+            }
+
+            @Override
+            public void bloated() throws Exception {
+              send(bloatedHeaders(40), "not an event");
+            }
+
+            @Override
+            public void garbage() throws Exception {
+              send(Map.of(), "not json, no headers");
+            }
+          };
+      case "sqs" ->
+          new Raw() {
+            final String url = sqs.client().getQueueUrl(b -> b.queueName(destination)).queueUrl();
+
+            void send(Map<String, String> attributes, String body) {
+              Map<String, MessageAttributeValue> a = new LinkedHashMap<>();
+              attributes.forEach(
+                  (k, v) ->
+                      a.put(
+                          k,
+                          MessageAttributeValue.builder()
+                              .dataType("String")
+                              .stringValue(v)
+                              .build()));
+              sqs.client()
+                  .sendMessage(
+                      SendMessageRequest.builder()
+                          .queueUrl(url)
+                          .messageBody(body)
+                          .messageAttributes(a)
+                          .build());
+            }
+
+            @Override
+            public void cloudEvent(String id, String type, String time, String body) {
+              send(ce(id, type, time), body);
+            }
+
+            @Override
+            public void bloated() {
+              send(bloatedHeaders(10), "not an event"); // SQS carries at most 10 attributes
+            }
+
+            @Override
+            public void garbage() {
+              send(Map.of(), "not json, no headers");
+            }
+          };
+      default -> throw new IllegalArgumentException(broker);
+    };
+  }
+
+  private KafkaProducer<byte[], byte[]> kafkaProducer() {
+    return new KafkaProducer<>(
+        Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+            ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+            ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+  }
+
+  private <T extends AutoCloseable> T track(T closeable) {
+    cleanup.add(0, closeable);
+    return closeable;
+  }
+
+  // ---- databases: a fresh schema or database each ----
+
+  private DataSource database(String kind) throws Exception {
+    String name = "poison_" + Long.toHexString(System.nanoTime());
+    return switch (kind) {
+      case "postgresql" -> {
+        String base = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+        admin(base, "CREATE SCHEMA " + name);
+        cleanup.add(() -> admin(base, "DROP SCHEMA IF EXISTS " + name + " CASCADE"));
+        var pg = new org.postgresql.ds.PGSimpleDataSource();
+        pg.setURL(base + "&currentSchema=" + name);
+        yield pg;
+      }
+      case "mariadb" -> {
+        String base = "jdbc:mariadb://127.0.0.1:3306/?user=root&password=";
+        admin(base, "CREATE DATABASE " + name);
+        cleanup.add(() -> admin(base, "DROP DATABASE IF EXISTS " + name));
+        yield new org.mariadb.jdbc.MariaDbDataSource(
+            "jdbc:mariadb://127.0.0.1:3306/" + name + "?user=root&password=");
+      }
+      case "h2" -> {
+        Path dir = Files.createTempDirectory("poison-h2");
+        var h2 = new org.h2.jdbcx.JdbcDataSource();
+        h2.setURL("jdbc:h2:" + dir.resolve("db").toAbsolutePath() + ";WRITE_DELAY=0");
+        h2.setUser("sa");
+        yield h2;
+      }
+      default -> throw new IllegalArgumentException(kind);
+    };
+  }
+
+  private static void admin(String url, String sql) throws Exception {
+    try (Connection c = DriverManager.getConnection(url);
+        Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+}

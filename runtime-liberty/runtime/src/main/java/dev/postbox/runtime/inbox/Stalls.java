@@ -1,0 +1,123 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
+
+/**
+ * Whether a subscription moves: every delivery is watched from the poll that brought it until it is
+ * acknowledged. One that is nacked and comes back, or is never settled at all, keeps the time it
+ * was first seen; {@link #stuckFor()} is the age of the oldest such delivery. So a message that is
+ * retried for ever (Kafka re-reading the same batch, Artemis or SQS redelivering it) shows, however
+ * many other deliveries are acknowledged around it.
+ *
+ * <p>A delivery not seen again for {@code forgetAfter} is forgotten: it went to another consumer (a
+ * rebalance), or the broker gave it up. {@code forgetAfter} must be longer than the longest nack
+ * delay, or a delivery that is nacked for a long delay is forgotten before it returns.
+ */
+public final class Stalls {
+
+  private final long forgetAfterNanos;
+  private final LongSupplier nanoTime;
+  private final Map<String, long[]> open = new ConcurrentHashMap<>(); // {first seen, last seen}
+  private static final int MAX_WATCHED = 100_000;
+
+  public Stalls(Duration forgetAfter, LongSupplier nanoTime) {
+    this.forgetAfterNanos = forgetAfter.toNanos();
+    this.nanoTime = nanoTime;
+  }
+
+  /** Watches a poll's deliveries; returns them wrapped, so that their acks are seen. */
+  public List<Delivery> watch(List<Delivery> batch) {
+    long now = nanoTime.getAsLong();
+    if (open.size() > MAX_WATCHED) {
+      forget(now);
+    }
+    return batch.stream()
+        .<Delivery>map(
+            d -> {
+              String id = identity(d);
+              open.compute(
+                  id, (k, seen) -> seen == null ? new long[] {now, now} : touch(seen, now));
+              return new Watched(d, id);
+            })
+        .toList();
+  }
+
+  /** How long the oldest delivery has waited for an acknowledgement, or empty if none waits. */
+  public Optional<Duration> stuckFor() {
+    long now = nanoTime.getAsLong();
+    forget(now);
+    long oldest = Long.MAX_VALUE;
+    for (long[] seen : open.values()) {
+      oldest = Math.min(oldest, seen[0]);
+    }
+    return oldest == Long.MAX_VALUE
+        ? Optional.empty()
+        : Optional.of(Duration.ofNanos(now - oldest));
+  }
+
+  private void forget(long now) {
+    for (Iterator<long[]> it = open.values().iterator(); it.hasNext(); ) {
+      if (now - it.next()[1] > forgetAfterNanos) {
+        it.remove();
+      }
+    }
+  }
+
+  private static long[] touch(long[] seen, long now) {
+    return new long[] {seen[0], now};
+  }
+
+  /** The event id when it can be read, else the broker's position of the message. */
+  private static String identity(Delivery d) {
+    try {
+      Envelope e = d.envelope();
+      return "id:" + e.id();
+    } catch (RuntimeException malformed) {
+      return "at:" + d.metadata();
+    }
+  }
+
+  private final class Watched implements Delivery {
+    private final Delivery d;
+    private final String id;
+
+    Watched(Delivery d, String id) {
+      this.d = d;
+      this.id = id;
+    }
+
+    @Override
+    public Envelope envelope() {
+      return d.envelope();
+    }
+
+    @Override
+    public int attempt() {
+      return d.attempt();
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+      return d.metadata();
+    }
+
+    @Override
+    public void ack() {
+      d.ack();
+      open.remove(id);
+    }
+
+    @Override
+    public void nack(Duration delay) {
+      d.nack(delay); // stays watched: it is still waiting
+    }
+  }
+}
