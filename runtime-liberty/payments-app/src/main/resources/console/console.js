@@ -55,6 +55,10 @@ async function refreshOutbox() {
   setText("outbox-pending", outbox.pending);
   setText("outbox-failed", outbox.failed);
   setText("outbox-age", Math.round(outbox.oldestPendingAgeSeconds));
+  const outages = outbox.brokerOutages || [];
+  setText("broker-status", outages.length === 0
+    ? "Broker: available"
+    : "Broker unavailable: " + outages.map(o => `${o.destination} since ${o.since} (${o.failedTries} tries)`).join("; "));
   samples.push({ t: Date.now(), pending: outbox.pending, published: outbox.publishedByThisInstance });
   if (samples.length > MAX_POINTS) samples.shift();
   drawChart();
@@ -100,6 +104,33 @@ async function act(id, action) {
     : `Dead letter ${id}: ${body.error || response.status}`;
   await refreshDeadLetters();
 }
+
+// Bulk retry or discard of FAILED outbox rows by destination, type and creation time.
+async function bulk(action) {
+  const form = document.getElementById("outbox-bulk");
+  const query = new URLSearchParams();
+  for (const name of ["destination", "type", "from", "to"]) {
+    const value = form.elements[name].value.trim();
+    if (value) query.set(name, value);
+  }
+  const message = document.getElementById("outbox-bulk-message");
+  if ([...query.keys()].length === 0) {
+    if (!window.confirm(`No filter: ${action} every FAILED outbox row?`)) return;
+    query.set("all", "true");
+  } else if (action === "discard" && !window.confirm("Discard the matching FAILED rows? Their events are never sent.")) {
+    return;
+  }
+  const response = await fetch(`/admin/outbox/failed/${action}?${query}`,
+                               { method: "POST", credentials: "same-origin" });
+  const body = await response.json().catch(() => ({}));
+  message.textContent = response.ok
+    ? (action === "retry" ? `${body.retried} rows sent again` : `${body.discarded} rows discarded`)
+    : `Failed: ${body.error || response.status}`;
+  await refreshOutbox();
+}
+
+document.querySelector("#outbox-bulk .bulk-retry").addEventListener("click", () => bulk("retry"));
+document.querySelector("#outbox-bulk .bulk-discard").addEventListener("click", () => bulk("discard"));
 
 async function refreshDeadLetters() {
   const body = document.querySelector("#dead-letters tbody");

@@ -55,6 +55,34 @@ class AdminSecurityIT {
   }
 
   @Test
+  void failedOutboxRowsAreRetriedAndDiscardedInBulkByFilterOnlyWhenAFilterOrAllIsGiven() {
+    assertThat(api.post("/admin/outbox/failed/retry?all=true", null, "viewer:viewer").statusCode())
+        .isEqualTo(403);
+    var noFilter = api.post("/admin/outbox/failed/discard", null, "admin:admin");
+    assertThat(noFilter.statusCode()).isEqualTo(400);
+    assertThat(noFilter.body()).contains("all=true");
+    var badTime = api.post("/admin/outbox/failed/retry?from=yesterday", null, "admin:admin");
+    assertThat(badTime.statusCode()).isEqualTo(400);
+    assertThat(badTime.body()).contains("ISO-8601").doesNotContain("Exception");
+    assertThat(
+            api.post(
+                    "/admin/outbox/failed/retry?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z",
+                    null,
+                    "admin:admin")
+                .statusCode())
+        .isEqualTo(400);
+    var none =
+        api.post(
+            "/admin/outbox/failed/discard?destination=no-such-topic&type=x", null, "admin:admin");
+    assertThat(none.statusCode()).isEqualTo(200);
+    assertThat(none.body()).contains("\"discarded\":0");
+    var all = api.post("/admin/outbox/failed/retry?all=true", null, "admin:admin");
+    assertThat(all.statusCode()).isEqualTo(200);
+    assertThat(all.body()).contains("\"retried\":");
+    assertThat(api.get("/admin/outbox", "admin:admin").body()).contains("\"brokerOutages\":[]");
+  }
+
+  @Test
   void healthAndMetricsAreOpenForProbesAndScrapers() {
     var ready = api.get("/health/ready");
     assertThat(ready.statusCode()).isEqualTo(200);

@@ -60,7 +60,8 @@ public class AdminResource {
       Instant oldestPending,
       double oldestPendingAgeSeconds,
       long publishedByThisInstance,
-      List<Integer> partitionsOwnedHere) {}
+      List<Integer> partitionsOwnedHere,
+      List<dev.postbox.runtime.relay.Relay.BrokerOutage> brokerOutages) {}
 
   @GET
   @Path("/outbox")
@@ -77,7 +78,8 @@ public class AdminResource {
         lag.oldestPending(),
         age,
         relay == null ? 0 : relay.publishedCount(),
-        relay == null ? List.of() : relay.ownedPartitions().stream().sorted().toList());
+        relay == null ? List.of() : relay.ownedPartitions().stream().sorted().toList(),
+        relay == null ? List.of() : relay.brokerOutages());
   }
 
   /** Partition leases, grouped by the instance holding them. */
@@ -120,6 +122,77 @@ public class AdminResource {
       throw ApiError.notFound("no FAILED outbox row " + rowId);
     }
     return Map.of("id", rowId, "status", "DISCARDED");
+  }
+
+  /**
+   * Sends again every FAILED row the filter matches: {@code destination}, {@code type}, and a
+   * creation time range {@code from} (inclusive) to {@code to} (exclusive), ISO-8601 instants. With
+   * no filter at all it takes every FAILED row only when {@code all=true} says so.
+   */
+  @POST
+  @Path("/outbox/failed/retry")
+  public Map<String, Object> retryFailed(
+      @QueryParam("destination") String destination,
+      @QueryParam("type") String type,
+      @QueryParam("from") String from,
+      @QueryParam("to") String to,
+      @QueryParam("all") @DefaultValue("false") boolean all) {
+    OutboxRepository.FailedFilter filter = filter(destination, type, from, to, all);
+    return Map.of("retried", admin().retryAll(filter), "status", "PENDING");
+  }
+
+  /** Gives up on every FAILED row the filter matches; the same filter as the bulk retry. */
+  @POST
+  @Path("/outbox/failed/discard")
+  public Map<String, Object> discardFailed(
+      @QueryParam("destination") String destination,
+      @QueryParam("type") String type,
+      @QueryParam("from") String from,
+      @QueryParam("to") String to,
+      @QueryParam("all") @DefaultValue("false") boolean all) {
+    OutboxRepository.FailedFilter filter = filter(destination, type, from, to, all);
+    return Map.of("discarded", admin().discardAll(filter), "status", "DISCARDED");
+  }
+
+  private static OutboxRepository.FailedFilter filter(
+      String destination, String type, String from, String to, boolean all) {
+    OutboxRepository.FailedFilter f =
+        new OutboxRepository.FailedFilter(
+            blankToNull(destination, "destination"),
+            blankToNull(type, "type"),
+            instant("from", from),
+            instant("to", to));
+    if (f.equals(OutboxRepository.FailedFilter.ALL) && !all) {
+      throw ApiError.badRequest(
+          "name destination, type, from or to; or all=true to take every FAILED row");
+    }
+    if (f.createdFrom() != null
+        && f.createdBefore() != null
+        && !f.createdFrom().isBefore(f.createdBefore())) {
+      throw ApiError.badRequest("from must be before to");
+    }
+    return f;
+  }
+
+  private static String blankToNull(String value, String name) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    if (value.length() > 255) {
+      throw ApiError.badRequest(name + " is longer than 255 characters");
+    }
+    return value;
+  }
+
+  private static Instant instant(String name, String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    try {
+      return Instant.parse(value.trim());
+    } catch (java.time.format.DateTimeParseException e) {
+      throw ApiError.badRequest(name + " must be an ISO-8601 instant, e.g. 2026-01-31T12:00:00Z");
+    }
   }
 
   // ---- inbox ----

@@ -35,7 +35,8 @@ public final class Migrations {
           "V3__inbox_deferred.sql",
           "V4__inbox_counter.sql",
           "V5__idempotency.sql",
-          "V6__binary_ids.sql");
+          "V6__binary_ids.sql",
+          "V7__outbox_redrives.sql");
 
   private Migrations() {}
 

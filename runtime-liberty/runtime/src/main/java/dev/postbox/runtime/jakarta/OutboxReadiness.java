@@ -1,10 +1,12 @@
 package dev.postbox.runtime.jakarta;
 
 import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.relay.Relay;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -16,6 +18,11 @@ import org.eclipse.microprofile.health.Readiness;
  * time zones disagree, and such a row would wait unpublished). FAILED rows are reported, not held
  * against readiness: they wait for an operator, and taking the application out of service would not
  * help them.
+ *
+ * <p>A broker outage is reported apart from lag ({@code broker}: {@code available}, or the
+ * destinations that are out, since when), and lag that an outage explains does not take readiness
+ * down: the application still records events, which is what the outbox is for, and every instance
+ * shares the same broker, so taking them out of service would stop the requests for nothing.
  */
 @Readiness
 @ApplicationScoped
@@ -27,7 +34,12 @@ public class OutboxReadiness implements HealthCheck {
   public HealthCheckResponse call() {
     String lagError = runtime.lagError(); // read once: the refresh may change it meanwhile
     Verdict v =
-        judge(lagError, runtime.lag(), runtime.oldestPendingAgeSeconds(), runtime.lagThreshold());
+        judge(
+            lagError,
+            runtime.lag(),
+            runtime.oldestPendingAgeSeconds(),
+            runtime.lagThreshold(),
+            runtime.brokerOutages());
     if (runtime.durability() != null) {
       v.data().put("durability", runtime.durability().describe());
     }
@@ -48,7 +60,22 @@ public class OutboxReadiness implements HealthCheck {
 
   static Verdict judge(
       String error, OutboxRepository.Lag lag, double oldestPendingAgeSeconds, Duration threshold) {
+    return judge(error, lag, oldestPendingAgeSeconds, threshold, List.of());
+  }
+
+  static Verdict judge(
+      String error,
+      OutboxRepository.Lag lag,
+      double oldestPendingAgeSeconds,
+      Duration threshold,
+      List<Relay.BrokerOutage> outages) {
     Map<String, String> data = new LinkedHashMap<>();
+    data.put("broker", outages.isEmpty() ? "available" : "unavailable");
+    for (Relay.BrokerOutage o : outages) {
+      data.put(
+          "broker unavailable: " + o.destination(),
+          "since " + o.since() + " (" + o.failedTries() + " failed tries)");
+    }
     if (error != null || lag == null) {
       data.put("error", String.valueOf(error));
       return new Verdict(false, data);
@@ -67,6 +94,10 @@ public class OutboxReadiness implements HealthCheck {
               + " s in the future: the instances' clocks disagree, or timestamps are written in a"
               + " local time zone");
       return new Verdict(false, data);
+    }
+    if (oldestPendingAgeSeconds > threshold.toSeconds() && !outages.isEmpty()) {
+      data.put("lagCause", "broker unavailable: events are recorded and wait for it");
+      return new Verdict(true, data);
     }
     return new Verdict(oldestPendingAgeSeconds <= threshold.toSeconds(), data);
   }

@@ -75,6 +75,7 @@ public class PostboxRuntime {
   private final AtomicLong failures = new AtomicLong();
   private ScheduledFuture<?> lagRefresh;
   private ScheduledFuture<?> idempotencyPurge;
+  private ScheduledFuture<?> outboxRedrive;
   private volatile IdempotencyKeys idempotencyKeys;
 
   /** Postbox's own configuration, parsed once. */
@@ -88,7 +89,17 @@ public class PostboxRuntime {
       Duration lagThreshold,
       boolean acceptUnsafeDurability,
       Idempotency idempotency,
-      InboxConfig inbox) {}
+      InboxConfig inbox,
+      Redrive outboxRedrive,
+      int poolSize) {}
+
+  /**
+   * The automatic re-drive of FAILED outbox rows.
+   *
+   * @param delay how long a row stays FAILED before it is sent again; null turns it off
+   * @param maxTimes how often one row is re-driven at most
+   */
+  record Redrive(Duration delay, int maxTimes) {}
 
   /**
    * The {@code Idempotency-Key} settings.
@@ -113,6 +124,7 @@ public class PostboxRuntime {
     dialect = settings.migrate() ? Migrations.migrate(ds) : Migrations.dialect(ds);
     durability = Durability.check(ds, dialect, settings.acceptUnsafeDurability());
     tx = new JtaTransactions(userTransaction, ds);
+    checkPoolSize(settings);
     idempotencyKeys = new IdempotencyKeys(tx, dialect, settings.idempotency().inFlightTimeout());
     idempotencyPurge =
         scheduler.scheduleWithFixedDelay(this::purgeIdempotencyKeys, 1, 60, TimeUnit.SECONDS);
@@ -138,6 +150,13 @@ public class PostboxRuntime {
             workers,
             new Counting());
     relay.start();
+    Redrive redrive = settings.outboxRedrive();
+    if (redrive.delay() != null) {
+      long every = Math.max(1, redrive.delay().toSeconds() / 4);
+      outboxRedrive =
+          scheduler.scheduleWithFixedDelay(
+              () -> redriveOutbox(redrive), every, every, TimeUnit.SECONDS);
+    }
     LOG.log(
         Level.INFO,
         "Postbox relay "
@@ -156,11 +175,52 @@ public class PostboxRuntime {
     if (idempotencyPurge != null) {
       idempotencyPurge.cancel(false);
     }
+    if (outboxRedrive != null) {
+      outboxRedrive.cancel(false);
+    }
     if (relay != null) {
       relay.close();
     }
     if (broker != null) {
       broker.close();
+    }
+  }
+
+  /**
+   * Refuses a relay that could take every pooled connection: its workers each hold one connection
+   * (briefly, never during a broker call), and the application's requests need the rest.
+   *
+   * <p>A Jakarta EE application cannot read its data source's pool size, so {@code
+   * postbox.datasource.max-pool-size} states it (Liberty's default {@code maxPoolSize} is 50);
+   * server.xml can set both from one variable, as the payments server does.
+   */
+  static void checkPoolSize(Settings s) {
+    if (!s.relayEnabled()) {
+      return;
+    }
+    int pool = s.poolSize();
+    int workers = s.relay().workerThreads();
+    String source = "postbox.datasource.max-pool-size is " + pool;
+    if (workers >= pool) {
+      throw new IllegalStateException(
+          "postbox.workers="
+              + workers
+              + " is not below the connection pool: "
+              + source
+              + ". The relay would take every connection and requests would wait for one; lower"
+              + " postbox.workers or raise the pool's maxPoolSize.");
+    }
+    LOG.log(Level.INFO, "Postbox relay: at most " + workers + " batches at once; " + source);
+  }
+
+  private void redriveOutbox(Redrive redrive) {
+    try {
+      int n = admin().redrive(redrive.delay(), redrive.maxTimes());
+      if (n > 0) {
+        LOG.log(Level.INFO, "re-drove " + n + " FAILED outbox rows");
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "outbox re-drive failed; next run retries: " + e);
     }
   }
 
@@ -243,6 +303,12 @@ public class PostboxRuntime {
     return relay;
   }
 
+  /** The destinations the broker does not serve now, as this instance's relay sees them. */
+  List<Relay.BrokerOutage> brokerOutages() {
+    Relay r = relay;
+    return r == null ? List.of() : r.brokerOutages();
+  }
+
   /** The last lag reading, or null before the first; see {@link #lagError()}. */
   public OutboxRepository.Lag lag() {
     return lag.get();
@@ -278,6 +344,15 @@ public class PostboxRuntime {
     metrics.gauge("postbox.outbox.oldest.pending.age.seconds", this::oldestPendingAgeSeconds);
     metrics.gauge("postbox.outbox.published.total", published::get);
     metrics.gauge("postbox.outbox.publish.failures.total", failures::get);
+    // Apart from lag: whether the broker takes this instance's events, and for how long it has not.
+    metrics.gauge("postbox.outbox.broker.available", () -> brokerOutages().isEmpty() ? 1L : 0L);
+    metrics.gauge(
+        "postbox.outbox.broker.unavailable.seconds",
+        () ->
+            brokerOutages().stream()
+                .map(o -> Duration.between(o.since(), Instant.now()).toSeconds())
+                .max(Long::compare)
+                .orElse(0L));
   }
 
   double oldestPendingAgeSeconds() {
@@ -334,7 +409,11 @@ public class PostboxRuntime {
           "postbox.durability.accept-unsafe",
           "postbox.idempotency.in-flight-timeout",
           "postbox.idempotency.retention",
-          "postbox.idempotency.max-body-bytes");
+          "postbox.idempotency.max-body-bytes",
+          "postbox.retry.outage-probe-interval",
+          "postbox.outbox.redrive.delay",
+          "postbox.outbox.redrive.max-times",
+          "postbox.datasource.max-pool-size");
 
   /** Every key the parser knows. */
   static final List<String> ALL_KEYS =
@@ -406,7 +485,12 @@ public class PostboxRuntime {
             retry,
             c.duration(
                 "postbox.retention", Duration.ofDays(7), Duration.ZERO, Duration.ofDays(3650)),
-            c.integer("postbox.retention.batch", 1_000, 1, 100_000));
+            c.integer("postbox.retention.batch", 1_000, 1, 100_000),
+            c.duration(
+                "postbox.retry.outage-probe-interval",
+                Duration.ofSeconds(10),
+                Duration.ofMillis(10),
+                Duration.ofHours(1)));
     Settings s =
         new Settings(
             enabled,
@@ -433,7 +517,17 @@ public class PostboxRuntime {
                     Duration.ofMinutes(1),
                     Duration.ofDays(3650)),
                 c.integer("postbox.idempotency.max-body-bytes", 1 << 20, 1, 64 << 20)),
-            InboxConfig.parse(c));
+            InboxConfig.parse(c),
+            new Redrive(
+                c.has("postbox.outbox.redrive.delay")
+                    ? c.duration(
+                        "postbox.outbox.redrive.delay",
+                        Duration.ofMinutes(10),
+                        Duration.ofSeconds(1),
+                        Duration.ofDays(30))
+                    : null,
+                c.integer("postbox.outbox.redrive.max-times", 3, 1, 1_000)),
+            c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000));
     c.requireNoUnknownKeys();
     return s;
   }

@@ -241,12 +241,17 @@ public final class OutboxRepository {
     }
   }
 
-  /** A retriable failure: counts the attempt and sets when to try again. */
+  /**
+   * A retriable failure: counts the attempt and sets when to try again. Only a PENDING row changes:
+   * the relay settles after its broker call, outside the claim's transaction, and an operator may
+   * have discarded the row (or another instance dispatched it) meanwhile.
+   */
   public void reschedule(Connection c, long id, int attempts, Instant next, String error)
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE id = ?")) {
+            "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?"
+                + " WHERE id = ? AND status = 'PENDING'")) {
       ps.setInt(1, attempts);
       dialect.bind(ps, 2, next);
       ps.setString(3, truncate(error));
@@ -255,15 +260,130 @@ public final class OutboxRepository {
     }
   }
 
-  /** A permanent failure, or out of attempts: the row stops, and so do later rows of its key. */
-  public void fail(Connection c, long id, int attempts, String error) throws SQLException {
+  /**
+   * A permanent failure: the row stops, and so do later rows of its key. Its {@code
+   * next_attempt_at} becomes the time it failed, which the automatic re-drive measures from. Only a
+   * PENDING row changes (see {@link #reschedule}).
+   */
+  public void fail(Connection c, long id, int attempts, String error, Instant now)
+      throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'FAILED', attempts = ?, last_error = ? WHERE id = ?")) {
+            "UPDATE postbox_outbox SET status = 'FAILED', attempts = ?, last_error = ?,"
+                + " next_attempt_at = ? WHERE id = ? AND status = 'PENDING'")) {
       ps.setInt(1, attempts);
       ps.setString(2, truncate(error));
-      ps.setLong(3, id);
+      dialect.bind(ps, 3, now);
+      ps.setLong(4, id);
       ps.executeUpdate();
+    }
+  }
+
+  /**
+   * After a destination's outage ends: its pending rows that wait for a later try become due now,
+   * instead of each waiting out its own back-off. Returns how many.
+   */
+  public int resume(Connection c, String destination, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET next_attempt_at = ? WHERE destination = ?"
+                + " AND status = 'PENDING' AND next_attempt_at > ?")) {
+      dialect.bind(ps, 1, now);
+      ps.setString(2, destination);
+      dialect.bind(ps, 3, now);
+      return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Which FAILED rows a bulk retry or discard takes; a null field matches every row.
+   *
+   * @param destination exactly this destination
+   * @param type exactly this event type
+   * @param createdFrom recorded at or after this time
+   * @param createdBefore recorded before this time
+   */
+  public record FailedFilter(
+      String destination, String type, Instant createdFrom, Instant createdBefore) {
+
+    /** Every FAILED row. */
+    public static final FailedFilter ALL = new FailedFilter(null, null, null, null);
+
+    String where() {
+      StringBuilder w = new StringBuilder(" WHERE status = 'FAILED'");
+      if (destination != null) {
+        w.append(" AND destination = ?");
+      }
+      if (type != null) {
+        w.append(" AND event_type = ?");
+      }
+      if (createdFrom != null) {
+        w.append(" AND created_at >= ?");
+      }
+      if (createdBefore != null) {
+        w.append(" AND created_at < ?");
+      }
+      return w.toString();
+    }
+
+    int bind(PreparedStatement ps, int first, Dialect dialect) throws SQLException {
+      int i = first;
+      if (destination != null) {
+        ps.setString(i++, destination);
+      }
+      if (type != null) {
+        ps.setString(i++, type);
+      }
+      if (createdFrom != null) {
+        dialect.bind(ps, i++, createdFrom);
+      }
+      if (createdBefore != null) {
+        dialect.bind(ps, i++, createdBefore);
+      }
+      return i;
+    }
+  }
+
+  /** Makes every FAILED row the filter matches pending again, due now; returns how many. */
+  public int retryAll(Connection c, FailedFilter filter, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
+                + " last_error = NULL"
+                + filter.where())) {
+      dialect.bind(ps, 1, now);
+      filter.bind(ps, 2, dialect);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Gives up on every FAILED row the filter matches; returns how many. */
+  public int discardAll(Connection c, FailedFilter filter, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ?" + filter.where())) {
+      dialect.bind(ps, 1, now);
+      filter.bind(ps, 2, dialect);
+      return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * The automatic re-drive: FAILED rows that failed at least {@code delay} ago and were re-driven
+   * fewer than {@code maxTimes} times become pending again, due now, with a fresh set of attempts.
+   * Returns how many.
+   */
+  public int redrive(Connection c, Instant failedBefore, int maxTimes, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
+                + " redrives = redrives + 1"
+                + " WHERE status = 'FAILED' AND next_attempt_at <= ? AND redrives < ?")) {
+      dialect.bind(ps, 1, now);
+      dialect.bind(ps, 2, failedBefore);
+      ps.setInt(3, maxTimes);
+      return ps.executeUpdate();
     }
   }
 

@@ -39,6 +39,26 @@ public final class OutboxAdmin {
     return tx.inTransaction(c -> rows.retry(c, id, clock.instant()));
   }
 
+  /** Sends every FAILED row the filter matches again, each from its first attempt; how many. */
+  public int retryAll(OutboxRepository.FailedFilter filter) {
+    return tx.inTransaction(c -> rows.retryAll(c, filter, clock.instant()));
+  }
+
+  /** Gives up on every FAILED row the filter matches; later rows of their keys flow. How many. */
+  public int discardAll(OutboxRepository.FailedFilter filter) {
+    return tx.inTransaction(c -> rows.discardAll(c, filter, clock.instant()));
+  }
+
+  /**
+   * The automatic re-drive (see {@code postbox.outbox.redrive.delay}): FAILED rows that failed at
+   * least {@code delay} ago and were re-driven fewer than {@code maxTimes} times are sent again.
+   * Returns how many.
+   */
+  public int redrive(java.time.Duration delay, int maxTimes) {
+    java.time.Instant now = clock.instant();
+    return tx.inTransaction(c -> rows.redrive(c, now.minus(delay), maxTimes, now));
+  }
+
   /** One partition's lease: who holds it and until when; owner null when never taken. */
   public record Lease(int partition, String owner, java.time.Instant until) {}
 

@@ -35,22 +35,28 @@ import java.util.concurrent.atomic.AtomicLong;
  * Publishes committed outbox rows: one instance of it per application instance.
  *
  * <p>It holds leases on some of the P partitions ({@link LeaseManager}) and publishes each held
- * partition in id order, batch by batch. A batch is one transaction that
+ * partition in id order, batch by batch, with at most {@code workerThreads} batches at once (the
+ * partitions with work take turns, a batch each). A batch is
  *
  * <ol>
- *   <li>locks the partition's lease row and checks this instance still owns it, so a takeover
- *       (which updates that row) waits for the batch and two instances never publish one partition
- *       at once;
- *   <li>claims due rows in id order ({@code FOR UPDATE}; never {@code SKIP LOCKED}, which could
- *       skip an earlier row of a key), leaving out keys held up by a FAILED row or a back-off;
- *   <li>publishes them through the SPI's batch publish, per destination, in id order;
- *   <li>marks what was accepted dispatched, reschedules retriable failures with back-off, and parks
- *       permanent ones (or those out of attempts) as FAILED.
+ *   <li>a short transaction that locks the partition's lease row, checks this instance still owns
+ *       it with time to spare, and claims due rows in id order, leaving out keys held up by a
+ *       FAILED row or a back-off (never {@code SKIP LOCKED}, which could skip an earlier row of a
+ *       key);
+ *   <li>the broker call, per destination, in id order, <em>outside any transaction</em>: a slow or
+ *       absent broker holds a worker thread, never a pooled connection or a lock that the
+ *       application's own transactions wait for;
+ *   <li>a second short transaction that marks what was accepted dispatched, reschedules retriable
+ *       failures with back-off, and parks permanent ones as FAILED.
  * </ol>
  *
- * <p>A crash anywhere before the commit leaves the rows pending: they are published again, never
- * lost. Work arrives by {@link #wake(int)} right after an application commit, and by polling as a
- * safety net.
+ * <p>Only the lease owner claims a partition's rows, and within an instance one batch of a
+ * partition runs at a time, so rows are published in order. A crash, or a lease lost during the
+ * broker call (a pause longer than the lease), leaves rows pending: they are published again, never
+ * lost, and the inbox drops the copy. A destination whose whole publish fails with retriable errors
+ * is out ({@link Outages}): one batch at a time probes it while the rest wait without calling the
+ * broker, and when it answers again its waiting rows go at once. Work arrives by {@link #wake(int)}
+ * right after an application commit, and by polling as a safety net.
  */
 public final class Relay implements AutoCloseable {
 
@@ -66,7 +72,10 @@ public final class Relay implements AutoCloseable {
   private final RelayListener listener;
   private final LeaseManager leases;
   private final Retention retention;
-  private final Map<Integer, AtomicBoolean> running = new ConcurrentHashMap<>();
+  private final Outages outages;
+  private final java.util.concurrent.Semaphore slots;
+  private final java.util.Queue<Integer> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
+  private final Map<Integer, AtomicBoolean> queued = new ConcurrentHashMap<>();
   private final Map<Integer, AtomicBoolean> again = new ConcurrentHashMap<>();
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
   private final AtomicLong published = new AtomicLong();
@@ -94,6 +103,8 @@ public final class Relay implements AutoCloseable {
     this.listener = listener;
     this.leases = new LeaseManager(tx, dialect, settings, clock);
     this.retention = new Retention(tx, dialect, clock);
+    this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
+    this.slots = new java.util.concurrent.Semaphore(settings.workerThreads());
   }
 
   /** Creates lease rows, takes a first share of partitions, and starts heartbeats and polling. */
@@ -114,10 +125,88 @@ public final class Relay implements AutoCloseable {
       return; // the owner's poll picks it up
     }
     again.computeIfAbsent(partition, p -> new AtomicBoolean()).set(true);
-    AtomicBoolean busy = running.computeIfAbsent(partition, p -> new AtomicBoolean());
-    if (busy.compareAndSet(false, true)) {
-      workers.execute(() -> drain(partition, busy));
+    if (queued.computeIfAbsent(partition, p -> new AtomicBoolean()).compareAndSet(false, true)) {
+      ready.add(partition);
+      dispatch();
     }
+  }
+
+  /** Starts workers for queued partitions, up to {@code workerThreads} at once. */
+  private void dispatch() {
+    while (!stopped && !ready.isEmpty() && slots.tryAcquire()) {
+      try {
+        workers.execute(this::work);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        slots.release();
+        LOG.log(Level.WARNING, "the relay's executor refused work; polling retries it: " + e);
+        return;
+      }
+    }
+  }
+
+  /** A worker: takes queued partitions, one batch each, until none is queued. */
+  private void work() {
+    synchronized (idle) {
+      draining++;
+    }
+    try {
+      Integer partition;
+      while (!stopped && (partition = ready.poll()) != null) {
+        turn(partition);
+      }
+    } finally {
+      synchronized (idle) {
+        draining--;
+        idle.notifyAll();
+      }
+      slots.release();
+      if (!stopped && !ready.isEmpty()) {
+        dispatch(); // queued after our last look, while every slot was taken
+      }
+    }
+  }
+
+  /** One batch of the partition; queues it again while it has more, or was woken meanwhile. */
+  private void turn(int partition) {
+    AtomicBoolean pending = again.get(partition);
+    AtomicBoolean inQueue = queued.get(partition);
+    boolean more = false;
+    try {
+      pending.set(false);
+      more = publishBatch(partition) == settings.batchSize();
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "publishing partition " + partition + " failed; it is retried: " + e);
+    } finally {
+      if (!stopped && (more || pending.get())) {
+        ready.add(partition); // still queued: its turn comes again after the others'
+      } else {
+        inQueue.set(false);
+        if (!stopped && pending.get() && inQueue.compareAndSet(false, true)) {
+          ready.add(partition); // woken between our look and the flag
+        }
+      }
+    }
+  }
+
+  /**
+   * A destination the broker does not serve now, as this instance sees it.
+   *
+   * @param destination the topic or queue
+   * @param since the first failed publish of this outage
+   * @param failedTries publishes that failed since then
+   * @param lastError the last one's error
+   */
+  public record BrokerOutage(
+      String destination, Instant since, int failedTries, String lastError) {}
+
+  /** The destinations that are out now; empty while the broker takes everything. */
+  public List<BrokerOutage> brokerOutages() {
+    List<BrokerOutage> out = new ArrayList<>();
+    outages
+        .snapshot()
+        .forEach((d, o) -> out.add(new BrokerOutage(d, o.since(), o.failures(), o.error())));
+    out.sort(java.util.Comparator.comparing(BrokerOutage::destination));
+    return out;
   }
 
   /** The partitions this instance holds now. */
@@ -176,78 +265,86 @@ public final class Relay implements AutoCloseable {
     }
   }
 
-  private void drain(int partition, AtomicBoolean busy) {
-    synchronized (idle) {
-      draining++;
-    }
-    try {
-      AtomicBoolean pending = again.get(partition);
-      while (!stopped && pending.getAndSet(false)) {
-        int n;
-        do {
-          n = publishBatch(partition);
-        } while (!stopped && n == settings.batchSize());
-      }
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "publishing partition " + partition + " failed; it is retried: " + e);
-    } finally {
-      synchronized (idle) {
-        draining--;
-        idle.notifyAll();
-      }
-      busy.set(false);
-      AtomicBoolean pending = again.get(partition);
-      if (!stopped && pending != null && pending.get() && busy.compareAndSet(false, true)) {
-        workers.execute(() -> drain(partition, busy)); // a wake-up arrived as we finished
-      }
-    }
-  }
-
-  /** One batch of one partition, in one transaction; returns how many rows it claimed. */
+  /**
+   * One batch of one partition: claim in a short transaction, publish outside any, settle in a
+   * second short transaction. Returns how many rows it claimed.
+   */
   int publishBatch(int partition) {
-    List<OutboxRow> done = new ArrayList<>();
-    int claimed =
+    List<OutboxRow> batch =
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              if (!stillOwner(c, partition, now)) {
+              Boolean owner = ownsWithTimeToSpare(c, partition, now);
+              if (owner == null) {
                 owned = withoutPartition(partition);
-                return 0;
+                return List.<OutboxRow>of();
               }
-              List<OutboxRow> batch = rows.claim(c, partition, now, settings.batchSize());
-              if (batch.isEmpty()) {
-                return 0;
+              if (!owner) {
+                return List.<OutboxRow>of(); // the lease runs out soon: renew it first
               }
-              settle(c, batch, publish(batch), done);
-              return batch.size();
+              return rows.claim(c, partition, now, settings.batchSize());
             });
+    if (batch.isEmpty()) {
+      return 0;
+    }
+    Outcome outcome = publish(batch);
+    List<OutboxRow> done = new ArrayList<>();
+    tx.inTransaction(
+        c -> {
+          settle(c, batch, outcome, done);
+          return null;
+        });
     if (!done.isEmpty()) {
       published.addAndGet(done.size());
       listener.published(done, clock.instant());
     }
-    return claimed;
+    if (!outcome.recovered().isEmpty()) {
+      owned.forEach(this::wake); // rows held during the outage are due now
+    }
+    return batch.size();
   }
 
-  private boolean stillOwner(Connection c, int partition, Instant now) throws SQLException {
+  /**
+   * Whether this instance holds the partition's lease (locking its row, so a takeover waits for the
+   * claim): true with at least a quarter of the lease left, false with less (the heartbeat is
+   * late), null if another instance holds it or it expired.
+   */
+  private Boolean ownsWithTimeToSpare(Connection c, int partition, Instant now)
+      throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT owner, lease_until FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
       ps.setInt(1, partition);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          return false;
+          return null;
         }
         Instant until = rows.dialect().read(rs, "lease_until");
-        return settings.instanceId().equals(rs.getString("owner"))
-            && until != null
-            && until.isAfter(now);
+        if (!settings.instanceId().equals(rs.getString("owner"))
+            || until == null
+            || !until.isAfter(now)) {
+          return null;
+        }
+        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
       }
     }
   }
 
-  /** Publishes the batch per destination, keeping id order; returns each row's failure, if any. */
-  private Map<Long, BrokerException> publish(List<OutboxRow> batch) {
+  /**
+   * What a batch's broker calls came to.
+   *
+   * @param failures each failed row's error
+   * @param held rows not sent because their destination is out, with when to try them again
+   * @param recovered destinations whose outage this batch ended
+   */
+  private record Outcome(
+      Map<Long, BrokerException> failures, Map<Long, Instant> held, Set<String> recovered) {}
+
+  /** Publishes the batch per destination, keeping id order; no transaction is open meanwhile. */
+  private Outcome publish(List<OutboxRow> batch) {
     Map<Long, BrokerException> failures = new HashMap<>();
+    Map<Long, Instant> held = new HashMap<>();
+    Set<String> recovered = new HashSet<>();
     int from = 0;
     while (from < batch.size()) {
       String destination = batch.get(from).destination();
@@ -256,6 +353,7 @@ public final class Relay implements AutoCloseable {
         to++;
       }
       List<OutboxRow> group = batch.subList(from, to);
+      from = to;
       List<Envelope> envelopes = new ArrayList<>(group.size());
       List<OutboxRow> sendable = new ArrayList<>(group.size());
       for (OutboxRow row : group) {
@@ -269,30 +367,62 @@ public final class Relay implements AutoCloseable {
                   "row is not a valid event: " + poison.getMessage()));
         }
       }
+      if (sendable.isEmpty()) {
+        continue;
+      }
+      Outages.Outage out = outages.hold(destination, clock.instant());
+      if (out != null) {
+        BrokerException wait = Outages.held(destination, out);
+        for (OutboxRow row : sendable) {
+          failures.put(row.id(), wait);
+          held.put(row.id(), out.nextProbe());
+        }
+        continue;
+      }
+      BrokerException whole = null; // set when nothing went through and every failure is retriable
+      boolean answered = false;
       try {
         publisher.publishAll(destination, envelopes);
         CrashPoints.reach(CrashPoints.RELAY_PUBLISHED_NOT_MARKED);
+        answered = true;
+        if (outages.succeeded(destination, clock.instant()) != null) {
+          recovered.add(destination);
+        }
       } catch (BatchPublishException e) {
         e.failures().forEach((index, failure) -> failures.put(sendable.get(index).id(), failure));
+        boolean allRetriable =
+            e.failures().values().stream().allMatch(BrokerException::isRetriable);
+        if (e.failures().size() < sendable.size()) {
+          answered = true;
+          if (outages.succeeded(destination, clock.instant()) != null) {
+            recovered.add(destination);
+          }
+        } else if (allRetriable) {
+          whole = e.failures().values().iterator().next();
+        }
       } catch (BrokerException e) {
         sendable.forEach(row -> failures.put(row.id(), e));
+        if (e.isRetriable()) {
+          whole = e;
+        }
+      } finally {
+        if (whole != null) {
+          outages.failed(destination, whole, clock.instant());
+        } else if (!answered) {
+          outages.probeAbandoned(destination); // a permanent error, or an unexpected one
+        }
       }
-      from = to;
     }
-    return failures;
+    return new Outcome(failures, held, recovered);
   }
 
-  private void settle(
-      Connection c,
-      List<OutboxRow> batch,
-      Map<Long, BrokerException> failures,
-      List<OutboxRow> done)
+  private void settle(Connection c, List<OutboxRow> batch, Outcome outcome, List<OutboxRow> done)
       throws SQLException {
     Instant now = clock.instant();
     Set<String> stoppedKeys = new HashSet<>();
     List<Long> dispatched = new ArrayList<>();
     for (OutboxRow row : batch) {
-      BrokerException failure = failures.get(row.id());
+      BrokerException failure = outcome.failures().get(row.id());
       if (failure == null) {
         dispatched.add(row.id());
         done.add(row);
@@ -304,13 +434,19 @@ public final class Relay implements AutoCloseable {
       if (row.key() != null) {
         stoppedKeys.add(row.key());
       }
-      int attempts = row.attempts() + 1;
       String error = failure.getClass().getSimpleName() + ": " + failure.getMessage();
+      Instant heldUntil = outcome.held().get(row.id());
+      if (heldUntil != null) {
+        // Not sent, its destination being out: no attempt of its own; due at the next probe.
+        rows.reschedule(c, row.id(), row.attempts(), heldUntil, error);
+        continue;
+      }
+      int attempts = row.attempts() + 1;
       // Only a permanent error parks a row: a retriable one (the broker down or slow) retries at
       // the capped back-off for as long as it takes, so an outage never parks the backlog.
       boolean park = !failure.isRetriable();
       if (park) {
-        rows.fail(c, row.id(), attempts, error);
+        rows.fail(c, row.id(), attempts, error, now);
       } else {
         if (attempts % settings.retry().maxAttempts() == 0) {
           // Still retriable after this many tries: say so, in case the cause never heals (a
@@ -336,6 +472,9 @@ public final class Relay implements AutoCloseable {
       listener.failed(row, error, park);
     }
     rows.dispatched(c, dispatched, now, settings.deleteOnDispatch());
+    for (String destination : outcome.recovered()) {
+      rows.resume(c, destination, now);
+    }
   }
 
   private Set<Integer> withoutPartition(int partition) {

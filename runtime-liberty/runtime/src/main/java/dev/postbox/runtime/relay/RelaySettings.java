@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param retry back-off for retriable failures
  * @param retention how long dispatched rows are kept
  * @param retentionBatch rows deleted per retention transaction
+ * @param outageProbeInterval the longest wait between two tries of a destination the broker does
+ *     not serve (an outage); while it lasts, one call at a time tries it, the others wait
  */
 public record RelaySettings(
     String instanceId,
@@ -28,7 +30,8 @@ public record RelaySettings(
     boolean deleteOnDispatch,
     RetryPolicy retry,
     Duration retention,
-    int retentionBatch) {
+    int retentionBatch,
+    Duration outageProbeInterval) {
 
   public RelaySettings {
     Objects.requireNonNull(instanceId, "instanceId");
@@ -40,6 +43,33 @@ public record RelaySettings(
     Objects.requireNonNull(retry, "retry");
     require(!retention.isNegative(), "retention must not be negative");
     require(retentionBatch >= 1, "retentionBatch must be >= 1");
+    require(outageProbeInterval.toMillis() >= 10, "outageProbeInterval must be at least 10ms");
+  }
+
+  /** The same with {@code outageProbeInterval} 10 s, as before that setting existed. */
+  public RelaySettings(
+      String instanceId,
+      int partitions,
+      int batchSize,
+      Duration leaseDuration,
+      Duration pollInterval,
+      int workerThreads,
+      boolean deleteOnDispatch,
+      RetryPolicy retry,
+      Duration retention,
+      int retentionBatch) {
+    this(
+        instanceId,
+        partitions,
+        batchSize,
+        leaseDuration,
+        pollInterval,
+        workerThreads,
+        deleteOnDispatch,
+        retry,
+        retention,
+        retentionBatch,
+        Duration.ofSeconds(10));
   }
 
   /**
@@ -70,7 +100,8 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withLease(Duration lease) {
@@ -84,7 +115,8 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withPollInterval(Duration poll) {
@@ -98,7 +130,8 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withRetry(RetryPolicy r) {
@@ -112,7 +145,8 @@ public record RelaySettings(
         deleteOnDispatch,
         r,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withBatchSize(int n) {
@@ -126,7 +160,8 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withWorkerThreads(int n) {
@@ -140,7 +175,8 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         retention,
-        retentionBatch);
+        retentionBatch,
+        outageProbeInterval);
   }
 
   public RelaySettings withRetention(Duration keep, int batch) {
@@ -154,7 +190,23 @@ public record RelaySettings(
         deleteOnDispatch,
         retry,
         keep,
-        batch);
+        batch,
+        outageProbeInterval);
+  }
+
+  public RelaySettings withOutageProbeInterval(Duration interval) {
+    return new RelaySettings(
+        instanceId,
+        partitions,
+        batchSize,
+        leaseDuration,
+        pollInterval,
+        workerThreads,
+        deleteOnDispatch,
+        retry,
+        retention,
+        retentionBatch,
+        interval);
   }
 
   private static void require(boolean ok, String message) {

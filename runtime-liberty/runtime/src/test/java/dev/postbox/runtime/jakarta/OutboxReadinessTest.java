@@ -52,4 +52,28 @@ class OutboxReadinessTest {
     assertThat(OutboxReadiness.judge(null, new Lag(3, 0, Instant.now()), -2, THRESHOLD).up())
         .isTrue();
   }
+
+  @Test
+  void aBrokerOutageIsReportedApartFromLagAndLagItExplainsKeepsTheAppInService() {
+    var outage =
+        java.util.List.of(
+            new dev.postbox.runtime.relay.Relay.BrokerOutage(
+                "orders", Instant.parse("2026-01-01T00:00:00Z"), 7, "TimeoutException"));
+    var v = OutboxReadiness.judge(null, new Lag(3_000, 0, Instant.now()), 180, THRESHOLD, outage);
+    assertThat(v.up()).isTrue();
+    assertThat(v.data())
+        .containsEntry("broker", "unavailable")
+        .containsEntry("broker unavailable: orders", "since 2026-01-01T00:00:00Z (7 failed tries)")
+        .containsKey("lagCause");
+    var available =
+        OutboxReadiness.judge(
+            null, new Lag(3, 0, Instant.now()), 12, THRESHOLD, java.util.List.of());
+    assertThat(available.data()).containsEntry("broker", "available");
+    // the same lag with the broker available: the relay is not keeping up, and that is DOWN
+    assertThat(
+            OutboxReadiness.judge(
+                    null, new Lag(3_000, 0, Instant.now()), 180, THRESHOLD, java.util.List.of())
+                .up())
+        .isFalse();
+  }
 }

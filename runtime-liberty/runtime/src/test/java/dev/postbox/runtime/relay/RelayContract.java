@@ -16,12 +16,15 @@ import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Publisher;
 import dev.postbox.spi.Subscription;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -340,6 +343,238 @@ abstract class RelayContract {
     assertThat(relay.admin().lag().pending()).isZero();
   }
 
+  @Test
+  void aSlowBrokerNeverHoldsAConnectionThatRequestsNeed() throws Exception {
+    // Once the broker call ran inside the batch's transaction: a broker that took seconds to fail
+    // held a pooled connection (and the lease and row locks) all that time, so requests waited
+    // for a connection. Here the pool has one connection, which requests must always get quickly.
+    DataSource pool = new dev.postbox.runtime.testing.BoundedDataSource(dataSource, 1, 2_000);
+    Transactions pooled = Transactions.jdbc(pool);
+    Broker down = track(Brokers.open("kafka", unreachable("2s")));
+    Relay relay = relay(pooled, down.publisher(), settings("slow", 1));
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent first = event("slow-topic", "k", "first");
+    pooled.inTransaction(
+        c -> {
+          repo.insert(c, first, Instant.now());
+          return null;
+        });
+    relay.start();
+    long worstMillis = 0;
+    int requests = 0;
+    // 20 requests a second until the relay has tried the broker twice (each try takes seconds).
+    while (attemptsOf(first.eventId()) < 2 && requests < 2_000) {
+      java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L); // the load's pace
+      long t0 = System.nanoTime();
+      OutboxEvent e = event("other-topic", "r" + requests, "request " + requests);
+      pooled.inTransaction(
+          c -> {
+            repo.insert(c, e, Instant.now());
+            return null;
+          });
+      requests++;
+      worstMillis = Math.max(worstMillis, (System.nanoTime() - t0) / 1_000_000);
+    }
+    assertThat(attemptsOf(first.eventId())).as("broker tries").isGreaterThanOrEqualTo(2);
+    assertThat(worstMillis).as("the slowest request's wait, in ms").isLessThan(1_000);
+  }
+
+  @Test
+  void anOutageCostsOneBrokerCallAtATimeAndItsBacklogGoesAsSoonAsTheBrokerReturns()
+      throws Exception {
+    // Per-row back-off of an hour: before outages were told apart, rows that failed during one
+    // waited out their own back-off after the broker returned; and every worker called the dead
+    // broker at once.
+    KafkaTestBroker own = KafkaTestBroker.start();
+    track(own);
+    String topic = "outage-" + UUID.randomUUID();
+    own.createTopic(topic, 4);
+    Map<String, String> config = new HashMap<>();
+    config.put("bootstrap.servers", own.bootstrapServers());
+    config.put("publish.timeout", "1s");
+    Broker broker = track(Brokers.open("kafka", config));
+    CountingPublisher counting = new CountingPublisher(broker.publisher());
+    RelaySettings s =
+        settings("probe", 8)
+            .withRetry(new RetryPolicy(3, Duration.ofHours(1), Duration.ofHours(1), 0.0))
+            .withOutageProbeInterval(Duration.ofMillis(300));
+    Relay relay = relay(tx, counting, s);
+    OutboxRepository repo = new OutboxRepository(dialect, 8);
+    own.stop();
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      events.add(event(topic, "key-" + i, "during the outage " + i));
+    }
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, events, Instant.now());
+          return null;
+        });
+    relay.start();
+    await().atMost(Duration.ofSeconds(60)).until(() -> counting.failedCalls.get() >= 5);
+    assertThat(relay.brokerOutages())
+        .singleElement()
+        .satisfies(o -> assertThat(o.destination()).isEqualTo(topic));
+    assertThat(counting.mostAtOnceAfterAFailure.get())
+        .as("broker calls at once once the outage is known")
+        .isOne();
+    assertThat(relay.admin().lag().failed()).isZero();
+    own.resume();
+    await().atMost(Duration.ofSeconds(60)).until(() -> relay.admin().lag().pending() == 0);
+    assertThat(relay.brokerOutages()).isEmpty();
+    Consumer consumer = track(broker.subscribe(new Subscription(topic, "verify", 1_000)));
+    Set<String> got = new HashSet<>();
+    receive(consumer, events.size(), Duration.ofSeconds(60))
+        .forEach(d -> got.add(d.envelope().id()));
+    assertThat(got).containsAll(events.stream().map(OutboxEvent::eventId).toList());
+  }
+
+  @Test
+  void workersBoundHowManyBatchesRunAtOnceOnAnUnboundedExecutor() throws Exception {
+    // Once every partition with work got its own drain on the executor: on an application
+    // server's managed executor, postbox.workers bounded nothing.
+    Broker down = track(Brokers.open("kafka", unreachable("1s")));
+    CountingPublisher counting = new CountingPublisher(down.publisher());
+    Relay relay = relay(tx, counting, settings("bounded", 16).withWorkerThreads(2));
+    OutboxRepository repo = new OutboxRepository(dialect, 16);
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 64; i++) {
+      // a destination each: no outage of one destination holds back the others
+      events.add(event("bounded-" + i, "k" + i, "e" + i));
+    }
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, events, Instant.now());
+          return null;
+        });
+    relay.start();
+    await().atMost(Duration.ofSeconds(60)).until(() -> counting.failedCalls.get() >= 12);
+    assertThat(counting.mostAtOnce.get()).as("broker calls at once").isEqualTo(2);
+  }
+
+  @Test
+  void failedRowsAreRetriedAndDiscardedInBulkByFilterAndReDrivenAFewTimes() {
+    OutboxRepository repo = new OutboxRepository(dialect, 4);
+    // whole seconds, as an operator types them (databases keep micro- or milliseconds)
+    Instant old = Instant.now().minus(Duration.ofHours(2)).truncatedTo(ChronoUnit.SECONDS);
+    Instant recent = Instant.now().minus(Duration.ofMinutes(1)).truncatedTo(ChronoUnit.SECONDS);
+    List<OutboxEvent> a = List.of(event("bulk-a", "1", "a1"), event("bulk-a", "2", "a2"));
+    List<OutboxEvent> b = List.of(event("bulk-b", "3", "b1"));
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, a, old);
+          repo.insertAll(c, b, recent);
+          for (long id : ids(c)) {
+            repo.fail(c, id, 1, "PermanentBrokerException: test", old);
+          }
+          return null;
+        });
+    OutboxAdmin admin = OutboxAdmin.create(tx, dialect, 4);
+    assertThat(admin.lag().failed()).isEqualTo(3);
+    // by destination and time range
+    assertThat(
+            admin.retryAll(
+                new OutboxRepository.FailedFilter(
+                    "bulk-a", null, old.minusSeconds(1), old.plusSeconds(1))))
+        .isEqualTo(2);
+    assertThat(admin.lag().failed()).isOne();
+    assertThat(admin.lag().pending()).isEqualTo(2);
+    // by type: nothing matches another type
+    assertThat(admin.discardAll(new OutboxRepository.FailedFilter(null, "OtherType", null, null)))
+        .isZero();
+    assertThat(admin.discardAll(new OutboxRepository.FailedFilter(null, "TestEvent", recent, null)))
+        .isOne();
+    assertThat(admin.lag().failed()).isZero();
+
+    // The automatic re-drive: only rows FAILED long enough, and at most maxTimes per row.
+    tx.inTransaction(
+        c -> {
+          for (long id : ids(c)) {
+            repo.fail(c, id, 1, "PermanentBrokerException: test", old);
+          }
+          return null;
+        });
+    assertThat(admin.redrive(Duration.ofHours(3), 2)).as("not failed long enough").isZero();
+    for (int round = 0; round < 2; round++) {
+      assertThat(admin.redrive(Duration.ofHours(1), 2)).isEqualTo(2);
+      tx.inTransaction(
+          c -> {
+            for (long id : ids(c)) {
+              repo.fail(c, id, 1, "PermanentBrokerException: again", old);
+            }
+            return null;
+          });
+    }
+    assertThat(admin.redrive(Duration.ofHours(1), 2)).as("re-driven twice already").isZero();
+    assertThat(admin.lag().failed()).isEqualTo(2);
+  }
+
+  private static List<Long> ids(java.sql.Connection c) throws java.sql.SQLException {
+    List<Long> ids = new ArrayList<>();
+    try (PreparedStatement ps =
+            c.prepareStatement("SELECT id FROM postbox_outbox WHERE status = 'PENDING'");
+        var rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getLong(1));
+      }
+    }
+    return ids;
+  }
+
+  /** A Kafka adapter whose bootstrap server does not listen: every publish fails after timeout. */
+  private static Map<String, String> unreachable(String timeout) throws java.io.IOException {
+    int closedPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    return Map.of("bootstrap.servers", "127.0.0.1:" + closedPort, "publish.timeout", timeout);
+  }
+
+  /** The real publisher, counting its calls and how many ran at once. */
+  private static final class CountingPublisher implements Publisher {
+    private final Publisher real;
+    private final java.util.concurrent.atomic.AtomicInteger now =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger mostAtOnce =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger failedCalls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    // among the calls that started after a call had failed (the first wave may overlap)
+    private final java.util.concurrent.atomic.AtomicInteger nowAfterAFailure =
+        new java.util.concurrent.atomic.AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger mostAtOnceAfterAFailure =
+        new java.util.concurrent.atomic.AtomicInteger();
+
+    CountingPublisher(Publisher real) {
+      this.real = real;
+    }
+
+    @Override
+    public void publish(String destination, Envelope envelope) {
+      publishAll(destination, List.of(envelope));
+    }
+
+    @Override
+    public void publishAll(String destination, List<Envelope> batch) {
+      mostAtOnce.accumulateAndGet(now.incrementAndGet(), Math::max);
+      boolean late = failedCalls.get() > 0;
+      if (late) {
+        mostAtOnceAfterAFailure.accumulateAndGet(nowAfterAFailure.incrementAndGet(), Math::max);
+      }
+      try {
+        real.publishAll(destination, batch);
+      } catch (RuntimeException e) {
+        failedCalls.incrementAndGet();
+        throw e;
+      } finally {
+        now.decrementAndGet();
+        if (late) {
+          nowAfterAFailure.decrementAndGet();
+        }
+      }
+    }
+  }
+
   private long attemptsOf(String eventId) {
     return tx.inTransaction(
         c -> {
@@ -402,13 +637,21 @@ abstract class RelayContract {
   }
 
   private Relay relay(String name, Broker broker, RelaySettings settings) {
+    return relay(tx, broker.publisher(), settings);
+  }
+
+  /**
+   * A relay on an unbounded executor, as an application server's managed executor is: the relay
+   * itself must bound its concurrency.
+   */
+  private Relay relay(Transactions tx, Publisher publisher, RelaySettings settings) {
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
-    ExecutorService workers = Executors.newFixedThreadPool(settings.workerThreads());
+    ExecutorService workers = Executors.newCachedThreadPool();
     Relay relay =
         new Relay(
             tx,
             dialect,
-            broker.publisher(),
+            publisher,
             settings,
             Clock.systemUTC(),
             scheduler,

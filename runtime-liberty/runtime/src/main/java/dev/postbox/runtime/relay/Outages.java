@@ -1,0 +1,135 @@
+package dev.postbox.runtime.relay;
+
+import dev.postbox.spi.BrokerException;
+import dev.postbox.spi.RetriableBrokerException;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Destinations the broker does not serve right now, per relay instance: a circuit breaker.
+ *
+ * <p>A destination is out when a whole publish to it failed with retriable errors (nothing went
+ * through). While it is out, one call at a time tries it again (the probe), after a back-off that
+ * grows with each failed try up to the probe interval; every other batch for it is held without
+ * calling the broker, so an outage costs one broker timeout per probe, not one per batch or key.
+ * The first publish that goes through ends the outage. A partial failure (some rows went through)
+ * is a problem of those rows, not of the destination.
+ */
+final class Outages {
+
+  private static final System.Logger LOG = System.getLogger(Outages.class.getName());
+
+  /**
+   * One destination's outage.
+   *
+   * @param since when its first failed publish happened
+   * @param failures failed tries since then
+   * @param nextProbe when the next try may start
+   * @param probing whether a try is under way
+   * @param error the last try's error
+   */
+  record Outage(Instant since, int failures, Instant nextProbe, boolean probing, String error) {}
+
+  /** What a batch for a destination that is out is told instead of being sent. */
+  static RetriableBrokerException held(String destination, Outage outage) {
+    return new RetriableBrokerException(
+        "not sent: destination '"
+            + destination
+            + "' has been unavailable since "
+            + outage.since()
+            + " ("
+            + outage.failures()
+            + " failed tries; next try at "
+            + outage.nextProbe()
+            + "). Last error: "
+            + outage.error());
+  }
+
+  private final RetryPolicy backOff;
+  private final Duration maxInterval;
+  private final Map<String, Outage> open = new ConcurrentHashMap<>();
+
+  Outages(RetryPolicy backOff, Duration maxInterval) {
+    this.backOff = backOff;
+    this.maxInterval = maxInterval;
+  }
+
+  /**
+   * Whether a publish to the destination must wait: null if it may call the broker now (no outage,
+   * or it becomes the probe), else the outage that holds it.
+   */
+  Outage hold(String destination, Instant now) {
+    Outage[] held = new Outage[1];
+    open.computeIfPresent(
+        destination,
+        (d, o) -> {
+          if (o.probing() || now.isBefore(o.nextProbe())) {
+            held[0] = o;
+            return o;
+          }
+          return new Outage(o.since(), o.failures(), o.nextProbe(), true, o.error());
+        });
+    return held[0];
+  }
+
+  /** A whole publish to the destination failed with retriable errors. */
+  void failed(String destination, BrokerException error, Instant now) {
+    String why = error.getClass().getSimpleName() + ": " + error.getMessage();
+    Outage o =
+        open.compute(
+            destination,
+            (d, before) -> {
+              int failures = before == null ? 1 : before.failures() + 1;
+              Duration wait = backOff.delayAfter(failures);
+              if (wait.compareTo(maxInterval) > 0) {
+                wait = maxInterval;
+              }
+              return new Outage(
+                  before == null ? now : before.since(), failures, now.plus(wait), false, why);
+            });
+    if (o.failures() == 1) {
+      LOG.log(
+          Level.WARNING,
+          "broker unavailable for destination '"
+              + destination
+              + "': "
+              + why
+              + ". Its outbox rows wait (recorded, not lost) and one try at a time probes it, at"
+              + " least every "
+              + maxInterval
+              + "; requests that record events are not affected.");
+    }
+  }
+
+  /** A publish to the destination went through (wholly or in part); ends its outage, if any. */
+  Outage succeeded(String destination, Instant now) {
+    Outage ended = open.remove(destination);
+    if (ended != null) {
+      LOG.log(
+          Level.INFO,
+          "broker available again for destination '"
+              + destination
+              + "' after "
+              + Duration.between(ended.since(), now).toSeconds()
+              + " s and "
+              + ended.failures()
+              + " failed tries; its waiting rows go now");
+    }
+    return ended;
+  }
+
+  /** A probe ended without an answer either way (say, the batch was interrupted): let another. */
+  void probeAbandoned(String destination) {
+    open.computeIfPresent(
+        destination,
+        (d, o) -> new Outage(o.since(), o.failures(), o.nextProbe(), false, o.error()));
+  }
+
+  /** The destinations out now, with their outages. */
+  Map<String, Outage> snapshot() {
+    return Map.copyOf(open);
+  }
+}
