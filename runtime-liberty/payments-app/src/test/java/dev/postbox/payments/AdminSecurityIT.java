@@ -71,6 +71,15 @@ class AdminSecurityIT {
                     "admin:admin")
                 .statusCode())
         .isEqualTo(400);
+    // Times no database stores, and a NUL, are 400s, never 500s.
+    assertThat(
+            api.post("/admin/outbox/failed/retry?to=%2B300000-01-01T00:00:00Z", null, "admin:admin")
+                .statusCode())
+        .isEqualTo(400);
+    assertThat(
+            api.post("/admin/outbox/failed/discard?destination=a%00b", null, "admin:admin")
+                .statusCode())
+        .isEqualTo(400);
     var none =
         api.post(
             "/admin/outbox/failed/discard?destination=no-such-topic&type=x", null, "admin:admin");

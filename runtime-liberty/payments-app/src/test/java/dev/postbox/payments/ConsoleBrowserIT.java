@@ -133,6 +133,23 @@ class ConsoleBrowserIT {
         browser.getScreenshotAs(OutputType.BYTES));
   }
 
+  @Test
+  void theConsoleRetriesFailedOutboxRowsInBulkByFilterAndSaysWhetherTheBrokerTakesEvents() {
+    browser.get(PaymentsApi.defaultUrl() + "/console/index.html");
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(20));
+    wait.until(b -> b.findElement(By.id("broker-status")).getText().contains("Broker: available"));
+    WebElement form = browser.findElement(By.id("outbox-bulk"));
+    form.findElement(By.name("destination")).sendKeys("no-such-destination");
+    form.findElement(By.name("from")).sendKeys("2026-01-01T00:00:00Z");
+    form.findElement(By.cssSelector("button.bulk-retry")).click();
+    wait.until(
+        b -> b.findElement(By.id("outbox-bulk-message")).getText().equals("0 rows sent again"));
+    // A bad time is the API's clear 400, shown as it is.
+    form.findElement(By.name("to")).sendKeys("yesterday");
+    form.findElement(By.cssSelector("button.bulk-retry")).click();
+    wait.until(b -> b.findElement(By.id("outbox-bulk-message")).getText().contains("ISO-8601"));
+  }
+
   private String text(String id) {
     return browser.findElement(By.id(id)).getText();
   }

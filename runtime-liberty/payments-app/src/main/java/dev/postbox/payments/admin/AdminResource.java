@@ -158,8 +158,8 @@ public class AdminResource {
       String destination, String type, String from, String to, boolean all) {
     OutboxRepository.FailedFilter f =
         new OutboxRepository.FailedFilter(
-            blankToNull(destination, "destination"),
-            blankToNull(type, "type"),
+            blankToNull(destination, "destination", 512),
+            blankToNull(type, "type", 1024),
             instant("from", from),
             instant("to", to));
     if (f.equals(OutboxRepository.FailedFilter.ALL) && !all) {
@@ -174,25 +174,38 @@ public class AdminResource {
     return f;
   }
 
-  private static String blankToNull(String value, String name) {
+  private static String blankToNull(String value, String name, int max) {
     if (value == null || value.isBlank()) {
       return null;
     }
-    if (value.length() > 255) {
-      throw ApiError.badRequest(name + " is longer than 255 characters");
+    if (value.length() > max) {
+      throw ApiError.badRequest(name + " is longer than " + max + " characters");
+    }
+    if (value.indexOf('\u0000') >= 0) {
+      throw ApiError.badRequest(name + " must not contain a NUL character");
     }
     return value;
   }
+
+  /** The times every database stores: an outbox row is never older or younger. */
+  private static final Instant EARLIEST = Instant.parse("1970-01-01T00:00:00Z");
+
+  private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
   private static Instant instant(String name, String value) {
     if (value == null || value.isBlank()) {
       return null;
     }
+    Instant t;
     try {
-      return Instant.parse(value.trim());
+      t = Instant.parse(value.trim());
     } catch (java.time.format.DateTimeParseException e) {
       throw ApiError.badRequest(name + " must be an ISO-8601 instant, e.g. 2026-01-31T12:00:00Z");
     }
+    if (t.isBefore(EARLIEST) || t.isAfter(LATEST)) {
+      throw ApiError.badRequest(name + " must lie between 1970 and 9999");
+    }
+    return t;
   }
 
   // ---- inbox ----

@@ -3,7 +3,6 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -17,19 +16,20 @@ import java.util.function.LongSupplier;
  * retried for ever (Kafka re-reading the same batch, Artemis or SQS redelivering it) shows, however
  * many other deliveries are acknowledged around it.
  *
- * <p>A delivery not seen again for {@code forgetAfter} is forgotten: it went to another consumer (a
- * rebalance), or the broker gave it up. {@code forgetAfter} must be longer than the longest nack
- * delay, or a delivery that is nacked for a long delay is forgotten before it returns.
+ * <p>Only a delivery seen within {@code activeWithin} counts (it keeps coming back here); one not
+ * seen for that long went to another consumer (a rebalance, a competing consumer) or the broker
+ * gave it up, and is forgotten. {@code activeWithin} must be longer than the longest nack delay, or
+ * a delivery nacked for that long is forgotten before it returns.
  */
 public final class Stalls {
 
-  private final long forgetAfterNanos;
+  private final long activeNanos;
   private final LongSupplier nanoTime;
   private final Map<String, long[]> open = new ConcurrentHashMap<>(); // {first seen, last seen}
   private static final int MAX_WATCHED = 100_000;
 
-  public Stalls(Duration forgetAfter, LongSupplier nanoTime) {
-    this.forgetAfterNanos = forgetAfter.toNanos();
+  public Stalls(Duration activeWithin, LongSupplier nanoTime) {
+    this.activeNanos = activeWithin.toNanos();
     this.nanoTime = nanoTime;
   }
 
@@ -64,11 +64,8 @@ public final class Stalls {
   }
 
   private void forget(long now) {
-    for (Iterator<long[]> it = open.values().iterator(); it.hasNext(); ) {
-      if (now - it.next()[1] > forgetAfterNanos) {
-        it.remove();
-      }
-    }
+    // Removes an entry only if it is still the one tested: one re-seen meanwhile stays.
+    open.values().removeIf(seen -> now - seen[1] > activeNanos);
   }
 
   private static long[] touch(long[] seen, long now) {

@@ -13,8 +13,8 @@ import dev.postbox.runtime.inbox.Stalls;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
 import jakarta.annotation.Resource;
-import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Shutdown;
@@ -35,6 +35,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.microprofile.config.Config;
@@ -45,10 +47,10 @@ import org.eclipse.microprofile.metrics.Timer;
 
 /**
  * Runs one consumer loop per inbox subscription (destination + group) found among the {@link
- * EventHandler} beans, on the server's managed executor, each delivery batch through the inbox
- * engine in JTA transactions; in deferred mode also the subscription's workers. Schedules inbox
- * retention and the optional dead-letter re-drive, and keeps the broker and database readings that
- * {@link InboxReadiness} reports.
+ * EventHandler} beans, on threads of its own (ManagedThreadFactory), each delivery batch through
+ * the inbox engine in JTA transactions; in deferred mode also the subscription's workers. Schedules
+ * inbox retention and the optional dead-letter re-drive, and keeps the broker and database readings
+ * that {@link InboxReadiness} reports.
  */
 @ApplicationScoped
 public class InboxRuntime {
@@ -70,7 +72,14 @@ public class InboxRuntime {
 
   @Inject MetricRegistry metrics;
 
-  @Resource ManagedExecutorService executor;
+  /**
+   * Threads of Postbox's own (with the application's context) for the consumer loops, lanes and
+   * deferred workers: long-running work that must not hold the server's shared executor, whose
+   * threads also serve HTTP requests.
+   */
+  @Resource ManagedThreadFactory threadFactory;
+
+  private ExecutorService executor;
 
   @Resource ManagedScheduledExecutorService scheduler;
 
@@ -96,6 +105,7 @@ public class InboxRuntime {
 
   void start(@Observes Startup startup) {
     postbox.start(startup); // the broker and data source must be ready first
+    executor = Executors.newCachedThreadPool(threadFactory);
     Map<String, Map<String, EventHandler>> bySubscription = new LinkedHashMap<>();
     Map<String, String[]> destinationAndGroup = new HashMap<>();
     for (EventHandler h : handlers) {
@@ -215,7 +225,18 @@ public class InboxRuntime {
             RESUBSCRIBE_AFTER,
             Duration.ofSeconds(1),
             System::nanoTime);
-    Stalls watch = new Stalls(cfg.stuckAfter(), System::nanoTime);
+    // A delivery nacked for the longest retry delay comes back after it: still the same stall.
+    Duration active = settings.retry().maxDelay().multipliedBy(2).plusMinutes(1);
+    if (cfg.stuckAfter().compareTo(settings.retry().maxDelay()) <= 0) {
+      LOG.log(
+          Level.WARNING,
+          "postbox.inbox.stuck-after ("
+              + cfg.stuckAfter()
+              + ") is not above the retries' longest delay ("
+              + settings.retry().maxDelay()
+              + "): a subscription is reported stuck while it only waits to retry");
+    }
+    Stalls watch = new Stalls(active, System::nanoTime);
     loop.watchedBy(watch);
     stalls.put(subscription, watch);
     metrics.gauge(
@@ -519,6 +540,9 @@ public class InboxRuntime {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+    if (executor != null) {
+      executor.shutdown();
     }
   }
 }

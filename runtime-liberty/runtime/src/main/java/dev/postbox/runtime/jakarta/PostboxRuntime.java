@@ -16,8 +16,8 @@ import dev.postbox.spi.Broker;
 import dev.postbox.spi.BrokerConfig;
 import dev.postbox.spi.Brokers;
 import jakarta.annotation.Resource;
-import jakarta.enterprise.concurrent.ManagedExecutorService;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
+import jakarta.enterprise.concurrent.ManagedThreadFactory;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Shutdown;
@@ -60,7 +60,14 @@ public class PostboxRuntime {
 
   @Resource ManagedScheduledExecutorService scheduler;
 
-  @Resource ManagedExecutorService workers;
+  /**
+   * The relay's own threads (with the application's context), at most {@code postbox.workers}: a
+   * broker call that waits for a timeout holds one of them, never a thread of the server's shared
+   * executor, which also serves HTTP requests.
+   */
+  @Resource ManagedThreadFactory threadFactory;
+
+  private java.util.concurrent.ExecutorService workers;
 
   private volatile Settings settings;
   private volatile Relay relay;
@@ -139,6 +146,9 @@ public class PostboxRuntime {
           "Postbox relay disabled (postbox.relay.enabled=false); events are recorded, not published");
       return;
     }
+    workers =
+        java.util.concurrent.Executors.newFixedThreadPool(
+            settings.relay().workerThreads(), threadFactory);
     relay =
         new Relay(
             tx,
@@ -180,6 +190,9 @@ public class PostboxRuntime {
     }
     if (relay != null) {
       relay.close();
+    }
+    if (workers != null) {
+      workers.shutdown();
     }
     if (broker != null) {
       broker.close();

@@ -261,6 +261,30 @@ public final class OutboxRepository {
   }
 
   /**
+   * Rows not sent because their destination is out: due again at {@code next}, without counting an
+   * attempt; one statement per 500 ids. Only PENDING rows change.
+   */
+  public void postpone(Connection c, List<Long> ids, Instant next, String error)
+      throws SQLException {
+    for (int from = 0; from < ids.size(); from += 500) {
+      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE postbox_outbox SET next_attempt_at = ?, last_error = ? WHERE id IN ("
+                  + placeholders(chunk.size())
+                  + ") AND status = 'PENDING'")) {
+        dialect.bind(ps, 1, next);
+        ps.setString(2, truncate(error));
+        int i = 3;
+        for (long id : chunk) {
+          ps.setLong(i++, id);
+        }
+        ps.executeUpdate();
+      }
+    }
+  }
+
+  /**
    * A permanent failure: the row stops, and so do later rows of its key. Its {@code
    * next_attempt_at} becomes the time it failed, which the automatic re-drive measures from. Only a
    * PENDING row changes (see {@link #reschedule}).

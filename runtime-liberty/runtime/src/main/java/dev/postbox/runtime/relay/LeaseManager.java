@@ -54,6 +54,16 @@ final class LeaseManager {
 
   /** One heartbeat; returns the partitions this instance holds afterwards. */
   Set<Integer> heartbeat() {
+    return heartbeat(p -> false);
+  }
+
+  /**
+   * One heartbeat; returns the partitions this instance holds afterwards. A partition for which
+   * {@code busy} is true (a batch of it is being published) is not released to make room for
+   * another instance: its rows were claimed, and a new owner would claim them again while this
+   * instance still sends them. It goes at a later heartbeat.
+   */
+  Set<Integer> heartbeat(java.util.function.IntPredicate busy) {
     Instant now = clock.instant();
     Instant until = now.plus(settings.leaseDuration());
     String me = settings.instanceId();
@@ -96,8 +106,15 @@ final class LeaseManager {
     if (owned.size() > share) {
       List<Integer> extras = new ArrayList<>(owned);
       Collections.reverse(extras);
-      for (int p : extras.subList(0, owned.size() - share)) {
-        release(p);
+      int surplus = owned.size() - share;
+      for (int p : extras) {
+        if (surplus == 0) {
+          break;
+        }
+        if (!busy.test(p)) {
+          release(p);
+          surplus--;
+        }
       }
     } else if (owned.size() < share) {
       List<Integer> free = acquirable(now);

@@ -28,10 +28,16 @@ final class Outages {
    * @param since when its first failed publish happened
    * @param failures failed tries since then
    * @param nextProbe when the next try may start
-   * @param probing whether a try is under way
+   * @param probing when the try under way started, or null when none is
    * @param error the last try's error
    */
-  record Outage(Instant since, int failures, Instant nextProbe, boolean probing, String error) {}
+  record Outage(Instant since, int failures, Instant nextProbe, Instant probing, String error) {
+
+    /** When rows held by this outage may be tried again: never in the past (no hot loop). */
+    Instant heldUntil(Instant now, Duration interval) {
+      return probing != null || !nextProbe.isAfter(now) ? now.plus(interval) : nextProbe;
+    }
+  }
 
   /** What a batch for a destination that is out is told instead of being sent. */
   static RetriableBrokerException held(String destination, Outage outage) {
@@ -66,13 +72,27 @@ final class Outages {
     open.computeIfPresent(
         destination,
         (d, o) -> {
-          if (o.probing() || now.isBefore(o.nextProbe())) {
+          boolean probeUnderWay =
+              o.probing() != null && now.isBefore(o.probing().plus(probeDeadline()));
+          if (probeUnderWay || now.isBefore(o.nextProbe())) {
             held[0] = o;
             return o;
           }
-          return new Outage(o.since(), o.failures(), o.nextProbe(), true, o.error());
+          // no probe, or one that hung past its deadline: this call probes
+          return new Outage(o.since(), o.failures(), o.nextProbe(), now, o.error());
         });
     return held[0];
+  }
+
+  /** How long a probe may take before another call may probe: a broker call that hangs. */
+  private Duration probeDeadline() {
+    Duration d = maxInterval.multipliedBy(6);
+    return d.compareTo(Duration.ofMinutes(2)) < 0 ? Duration.ofMinutes(2) : d;
+  }
+
+  /** The longest wait between two probes. */
+  Duration interval() {
+    return maxInterval;
   }
 
   /** A whole publish to the destination failed with retriable errors. */
@@ -88,7 +108,7 @@ final class Outages {
                 wait = maxInterval;
               }
               return new Outage(
-                  before == null ? now : before.since(), failures, now.plus(wait), false, why);
+                  before == null ? now : before.since(), failures, now.plus(wait), null, why);
             });
     if (o.failures() == 1) {
       LOG.log(
@@ -124,12 +144,18 @@ final class Outages {
   /** A probe ended without an answer either way (say, the batch was interrupted): let another. */
   void probeAbandoned(String destination) {
     open.computeIfPresent(
-        destination,
-        (d, o) -> new Outage(o.since(), o.failures(), o.nextProbe(), false, o.error()));
+        destination, (d, o) -> new Outage(o.since(), o.failures(), o.nextProbe(), null, o.error()));
   }
 
-  /** The destinations out now, with their outages. */
-  Map<String, Outage> snapshot() {
+  /**
+   * The destinations out now, with their outages. An outage nobody has probed for three intervals
+   * past its due probe is dropped: this instance no longer has rows for that destination (they
+   * moved to another instance, or were discarded), so it cannot know, and must not keep saying,
+   * that the destination is out.
+   */
+  Map<String, Outage> snapshot(Instant now) {
+    Duration idle = maxInterval.multipliedBy(3);
+    open.values().removeIf(o -> o.probing() == null && now.isAfter(o.nextProbe().plus(idle)));
     return Map.copyOf(open);
   }
 }

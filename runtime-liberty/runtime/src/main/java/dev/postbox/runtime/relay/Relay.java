@@ -7,6 +7,7 @@ import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.BatchPublishException;
+import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Publisher;
@@ -77,6 +78,7 @@ public final class Relay implements AutoCloseable {
   private final java.util.Queue<Integer> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final Map<Integer, AtomicBoolean> queued = new ConcurrentHashMap<>();
   private final Map<Integer, AtomicBoolean> again = new ConcurrentHashMap<>();
+  private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
   private final AtomicLong published = new AtomicLong();
   private final Object idle = new Object();
@@ -127,8 +129,8 @@ public final class Relay implements AutoCloseable {
     again.computeIfAbsent(partition, p -> new AtomicBoolean()).set(true);
     if (queued.computeIfAbsent(partition, p -> new AtomicBoolean()).compareAndSet(false, true)) {
       ready.add(partition);
-      dispatch();
     }
+    dispatch(); // also when it was queued already: its worker may have been refused
   }
 
   /** Starts workers for queued partitions, up to {@code workerThreads} at once. */
@@ -136,9 +138,9 @@ public final class Relay implements AutoCloseable {
     while (!stopped && !ready.isEmpty() && slots.tryAcquire()) {
       try {
         workers.execute(this::work);
-      } catch (java.util.concurrent.RejectedExecutionException e) {
+      } catch (RuntimeException e) {
         slots.release();
-        LOG.log(Level.WARNING, "the relay's executor refused work; polling retries it: " + e);
+        LOG.log(Level.WARNING, "the relay's executor refused work; the next wake-up retries: " + e);
         return;
       }
     }
@@ -171,12 +173,14 @@ public final class Relay implements AutoCloseable {
     AtomicBoolean pending = again.get(partition);
     AtomicBoolean inQueue = queued.get(partition);
     boolean more = false;
+    inFlight.add(partition);
     try {
       pending.set(false);
       more = publishBatch(partition) == settings.batchSize();
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "publishing partition " + partition + " failed; it is retried: " + e);
     } finally {
+      inFlight.remove(partition);
       if (!stopped && (more || pending.get())) {
         ready.add(partition); // still queued: its turn comes again after the others'
       } else {
@@ -203,7 +207,7 @@ public final class Relay implements AutoCloseable {
   public List<BrokerOutage> brokerOutages() {
     List<BrokerOutage> out = new ArrayList<>();
     outages
-        .snapshot()
+        .snapshot(clock.instant())
         .forEach((d, o) -> out.add(new BrokerOutage(d, o.since(), o.failures(), o.error())));
     out.sort(java.util.Comparator.comparing(BrokerOutage::destination));
     return out;
@@ -240,7 +244,7 @@ public final class Relay implements AutoCloseable {
     }
     try {
       Set<Integer> before = owned;
-      owned = Set.copyOf(leases.heartbeat());
+      owned = Set.copyOf(leases.heartbeat(inFlight::contains));
       for (int p : owned) {
         if (!before.contains(p)) {
           wake(p); // a partition taken over may hold a crashed instance's rows
@@ -299,6 +303,7 @@ public final class Relay implements AutoCloseable {
       listener.published(done, clock.instant());
     }
     if (!outcome.recovered().isEmpty()) {
+      resume(outcome.recovered());
       owned.forEach(this::wake); // rows held during the outage are due now
     }
     return batch.size();
@@ -345,6 +350,7 @@ public final class Relay implements AutoCloseable {
     Map<Long, BrokerException> failures = new HashMap<>();
     Map<Long, Instant> held = new HashMap<>();
     Set<String> recovered = new HashSet<>();
+    Map<String, BrokerException> failedKeys = new HashMap<>();
     int from = 0;
     while (from < batch.size()) {
       String destination = batch.get(from).destination();
@@ -354,66 +360,102 @@ public final class Relay implements AutoCloseable {
       }
       List<OutboxRow> group = batch.subList(from, to);
       from = to;
-      List<Envelope> envelopes = new ArrayList<>(group.size());
-      List<OutboxRow> sendable = new ArrayList<>(group.size());
+      publishGroup(destination, group, failures, held, recovered, failedKeys);
+    }
+    return new Outcome(failures, held, recovered);
+  }
+
+  /** One destination's run of rows: sends what may go, records what failed, by row and by key. */
+  private void publishGroup(
+      String destination,
+      List<OutboxRow> group,
+      Map<Long, BrokerException> failures,
+      Map<Long, Instant> held,
+      Set<String> recovered,
+      Map<String, BrokerException> failedKeys) {
+    try {
+      sendGroup(destination, group, failures, held, recovered, failedKeys);
+    } finally {
       for (OutboxRow row : group) {
-        try {
-          envelopes.add(row.toEnvelope());
-          sendable.add(row);
-        } catch (IllegalArgumentException poison) {
-          failures.put(
-              row.id(),
-              new dev.postbox.spi.PermanentBrokerException(
-                  "row is not a valid event: " + poison.getMessage()));
+        BrokerException failure = failures.get(row.id());
+        if (failure != null && row.key() != null) {
+          failedKeys.putIfAbsent(row.key(), failure);
         }
       }
-      if (sendable.isEmpty()) {
+    }
+  }
+
+  private void sendGroup(
+      String destination,
+      List<OutboxRow> group,
+      Map<Long, BrokerException> failures,
+      Map<Long, Instant> held,
+      Set<String> recovered,
+      Map<String, BrokerException> failedKeys) {
+    List<Envelope> envelopes = new ArrayList<>(group.size());
+    List<OutboxRow> sendable = new ArrayList<>(group.size());
+    for (OutboxRow row : group) {
+      BrokerException earlier = row.key() == null ? null : failedKeys.get(row.key());
+      if (earlier != null) {
+        // Order is per key, across destinations: a row never overtakes an earlier row of its
+        // key that did not go, whatever destination either has.
+        failures.put(row.id(), Batches.heldBack(earlier));
         continue;
       }
-      Outages.Outage out = outages.hold(destination, clock.instant());
-      if (out != null) {
-        BrokerException wait = Outages.held(destination, out);
-        for (OutboxRow row : sendable) {
-          failures.put(row.id(), wait);
-          held.put(row.id(), out.nextProbe());
-        }
-        continue;
-      }
-      BrokerException whole = null; // set when nothing went through and every failure is retriable
-      boolean answered = false;
       try {
-        publisher.publishAll(destination, envelopes);
-        CrashPoints.reach(CrashPoints.RELAY_PUBLISHED_NOT_MARKED);
+        envelopes.add(row.toEnvelope());
+        sendable.add(row);
+      } catch (IllegalArgumentException poison) {
+        failures.put(
+            row.id(),
+            new dev.postbox.spi.PermanentBrokerException(
+                "row is not a valid event: " + poison.getMessage()));
+      }
+    }
+    if (sendable.isEmpty()) {
+      return;
+    }
+    Outages.Outage out = outages.hold(destination, clock.instant());
+    if (out != null) {
+      BrokerException wait = Outages.held(destination, out);
+      for (OutboxRow row : sendable) {
+        failures.put(row.id(), wait);
+        held.put(row.id(), out.nextProbe());
+      }
+      return;
+    }
+    BrokerException whole = null; // set when nothing went through and every failure is retriable
+    boolean answered = false;
+    try {
+      publisher.publishAll(destination, envelopes);
+      CrashPoints.reach(CrashPoints.RELAY_PUBLISHED_NOT_MARKED);
+      answered = true;
+      if (outages.succeeded(destination, clock.instant()) != null) {
+        recovered.add(destination);
+      }
+    } catch (BatchPublishException e) {
+      e.failures().forEach((index, failure) -> failures.put(sendable.get(index).id(), failure));
+      boolean allRetriable = e.failures().values().stream().allMatch(BrokerException::isRetriable);
+      if (e.failures().size() < sendable.size()) {
         answered = true;
         if (outages.succeeded(destination, clock.instant()) != null) {
           recovered.add(destination);
         }
-      } catch (BatchPublishException e) {
-        e.failures().forEach((index, failure) -> failures.put(sendable.get(index).id(), failure));
-        boolean allRetriable =
-            e.failures().values().stream().allMatch(BrokerException::isRetriable);
-        if (e.failures().size() < sendable.size()) {
-          answered = true;
-          if (outages.succeeded(destination, clock.instant()) != null) {
-            recovered.add(destination);
-          }
-        } else if (allRetriable) {
-          whole = e.failures().values().iterator().next();
-        }
-      } catch (BrokerException e) {
-        sendable.forEach(row -> failures.put(row.id(), e));
-        if (e.isRetriable()) {
-          whole = e;
-        }
-      } finally {
-        if (whole != null) {
-          outages.failed(destination, whole, clock.instant());
-        } else if (!answered) {
-          outages.probeAbandoned(destination); // a permanent error, or an unexpected one
-        }
+      } else if (allRetriable) {
+        whole = e.failures().values().iterator().next();
+      }
+    } catch (BrokerException e) {
+      sendable.forEach(row -> failures.put(row.id(), e));
+      if (e.isRetriable()) {
+        whole = e;
+      }
+    } finally {
+      if (whole != null) {
+        outages.failed(destination, whole, clock.instant());
+      } else if (!answered) {
+        outages.probeAbandoned(destination); // a permanent error, or an unexpected one
       }
     }
-    return new Outcome(failures, held, recovered);
   }
 
   private void settle(Connection c, List<OutboxRow> batch, Outcome outcome, List<OutboxRow> done)
@@ -421,6 +463,8 @@ public final class Relay implements AutoCloseable {
     Instant now = clock.instant();
     Set<String> stoppedKeys = new HashSet<>();
     List<Long> dispatched = new ArrayList<>();
+    Map<Instant, List<Long>> held = new HashMap<>();
+    Map<Instant, String> heldError = new HashMap<>();
     for (OutboxRow row : batch) {
       BrokerException failure = outcome.failures().get(row.id());
       if (failure == null) {
@@ -438,7 +482,8 @@ public final class Relay implements AutoCloseable {
       Instant heldUntil = outcome.held().get(row.id());
       if (heldUntil != null) {
         // Not sent, its destination being out: no attempt of its own; due at the next probe.
-        rows.reschedule(c, row.id(), row.attempts(), heldUntil, error);
+        held.computeIfAbsent(heldUntil, t -> new ArrayList<>()).add(row.id());
+        heldError.putIfAbsent(heldUntil, error);
         continue;
       }
       int attempts = row.attempts() + 1;
@@ -471,9 +516,29 @@ public final class Relay implements AutoCloseable {
       }
       listener.failed(row, error, park);
     }
+    for (Map.Entry<Instant, List<Long>> h : held.entrySet()) {
+      rows.postpone(c, h.getValue(), h.getKey(), heldError.get(h.getKey()));
+    }
     rows.dispatched(c, dispatched, now, settings.deleteOnDispatch());
-    for (String destination : outcome.recovered()) {
-      rows.resume(c, destination, now);
+  }
+
+  /**
+   * After an outage: the destinations' waiting rows become due now, in a transaction of their own
+   * (a failure here must not undo the batch's settlement); if it fails they come due by their
+   * schedule, at most one probe interval later.
+   */
+  private void resume(Set<String> destinations) {
+    for (String destination : destinations) {
+      try {
+        tx.inTransaction(c -> rows.resume(c, destination, clock.instant()));
+      } catch (RuntimeException e) {
+        LOG.log(
+            Level.WARNING,
+            "making the rows of '"
+                + destination
+                + "' due after its outage failed; they come due by their schedule: "
+                + e);
+      }
     }
   }
 

@@ -299,6 +299,105 @@ abstract class RelayContract {
   }
 
   @Test
+  void aPartitionWhoseWorkerTheExecutorRefusedIsPublishedAtTheNextWakeUp() {
+    // Once, a refused worker left its partition marked queued with nobody working it: polls
+    // woke it in vain, and it waited for a commit on another partition.
+    String topic = topic(1);
+    Broker broker = broker();
+    ExecutorService real = Executors.newCachedThreadPool();
+    java.util.concurrent.atomic.AtomicInteger refusals =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ExecutorService refusesOnce =
+        new java.util.concurrent.AbstractExecutorService() {
+          @Override
+          public void execute(Runnable task) {
+            if (refusals.getAndIncrement() == 0) {
+              throw new java.util.concurrent.RejectedExecutionException("busy, once");
+            }
+            real.execute(task);
+          }
+
+          @Override
+          public void shutdown() {
+            real.shutdown();
+          }
+
+          @Override
+          public List<Runnable> shutdownNow() {
+            return real.shutdownNow();
+          }
+
+          @Override
+          public boolean isShutdown() {
+            return real.isShutdown();
+          }
+
+          @Override
+          public boolean isTerminated() {
+            return real.isTerminated();
+          }
+
+          @Override
+          public boolean awaitTermination(long timeout, java.util.concurrent.TimeUnit unit)
+              throws InterruptedException {
+            return real.awaitTermination(timeout, unit);
+          }
+        };
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent e = event(topic, "k", "after a refusal");
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, e, Instant.now());
+          return null;
+        });
+    Relay relay = relay(tx, broker.publisher(), settings("refused", 1), refusesOnce);
+    relay.start();
+    await().atMost(Duration.ofSeconds(20)).until(() -> relay.admin().lag().pending() == 0);
+    assertThat(refusals.get()).isGreaterThan(1);
+  }
+
+  @Test
+  void aKeysFailedRowHoldsBackItsLaterRowsToOtherDestinationsToo() {
+    // Order is per key, across destinations. Once, a batch [a:K#1, b:K#2, a:K#3] whose K#1
+    // failed still published K#2 (another destination) and marked it dispatched.
+    String a = topic(1);
+    String b = topic(1);
+    Broker smallMessages =
+        track(
+            Brokers.open(
+                "kafka",
+                Map.of(
+                    "bootstrap.servers", KAFKA.bootstrapServers(), "max.message.bytes", "1000")));
+    Relay relay = relay("across", smallMessages, settings("across", 1));
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent poison =
+        OutboxEvent.builder().destination(a).key("K").type("T").payload(new byte[5_000]).build();
+    OutboxEvent second = event(b, "K", "second");
+    OutboxEvent third = event(a, "K", "third");
+    OutboxEvent free = event(b, "free", "free");
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, List.of(poison, second, third, free), Instant.now());
+          return null;
+        });
+    relay.start();
+    Consumer onB = track(smallMessages.subscribe(Subscription.of(b, "verify")));
+    Consumer onA = track(smallMessages.subscribe(Subscription.of(a, "verify")));
+    assertThat(receive(onB, 1, Duration.ofSeconds(30)).get(0).envelope().id())
+        .isEqualTo(free.eventId());
+    await().atMost(Duration.ofSeconds(10)).until(() -> relay.admin().failed(10).size() == 1);
+    assertThat(receiveQuietly(onB, Duration.ofSeconds(2))).as("K#2 waits behind K#1").isEmpty();
+    assertThat(receiveQuietly(onA, Duration.ofSeconds(1))).as("K#3 waits too").isEmpty();
+    assertThat(relay.admin().lag().pending()).isEqualTo(2);
+
+    assertThat(relay.admin().discard(relay.admin().failed(10).get(0).id())).isTrue();
+    assertThat(receive(onB, 1, Duration.ofSeconds(30)).get(0).envelope().id())
+        .isEqualTo(second.eventId());
+    assertThat(receive(onA, 1, Duration.ofSeconds(30)).get(0).envelope().id())
+        .isEqualTo(third.eventId());
+  }
+
+  @Test
   void aBrokerOutageNeverParksRowsAsFailedTheyRetryUntilItReturns() throws Exception {
     // Once, after max-attempts (3 here) a row was FAILED whatever the cause, and a ten-minute
     // outage parked the whole backlog. Now only permanent errors park a row.
@@ -645,8 +744,12 @@ abstract class RelayContract {
    * itself must bound its concurrency.
    */
   private Relay relay(Transactions tx, Publisher publisher, RelaySettings settings) {
+    return relay(tx, publisher, settings, Executors.newCachedThreadPool());
+  }
+
+  private Relay relay(
+      Transactions tx, Publisher publisher, RelaySettings settings, ExecutorService workers) {
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
-    ExecutorService workers = Executors.newCachedThreadPool();
     Relay relay =
         new Relay(
             tx,
