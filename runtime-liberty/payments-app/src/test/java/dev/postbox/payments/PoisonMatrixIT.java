@@ -226,15 +226,28 @@ class PoisonMatrixIT {
     };
   }
 
-  /** Raw messages for one broker. */
-  private interface Raw {
-    void cloudEvent(String id, String type, String time, String body) throws Exception;
+  /** Raw messages for one broker: each class is built once, and sent the broker's own way. */
+  private abstract static class Raw {
+    /** How many headers the broker carries at most, for the bloated message. */
+    int maxHeaders() {
+      return 40;
+    }
+
+    abstract void send(Map<String, String> headers, String body) throws Exception;
+
+    void cloudEvent(String id, String type, String time, String body) throws Exception {
+      send(ce(id, type, time), body);
+    }
 
     /** Not an event: many large headers, more than any dead-letter column holds. */
-    void bloated() throws Exception;
+    void bloated() throws Exception {
+      send(bloatedHeaders(maxHeaders()), "not an event");
+    }
 
     /** Not an event: a body and nothing else. */
-    void garbage() throws Exception;
+    void garbage() throws Exception {
+      send(Map.of(), "not json, no headers");
+    }
   }
 
   private static Map<String, String> ce(String id, String type, String time) {
@@ -261,31 +274,17 @@ class PoisonMatrixIT {
           new Raw() {
             final KafkaProducer<byte[], byte[]> producer = track(kafkaProducer());
 
+            @Override
             void send(Map<String, String> headers, String body) throws Exception {
               ProducerRecord<byte[], byte[]> r =
                   new ProducerRecord<>(destination, body.getBytes(StandardCharsets.UTF_8));
               headers.forEach((k, v) -> r.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
               producer.send(r).get();
             }
-
-            @Override
-            public void cloudEvent(String id, String type, String time, String body)
-                throws Exception {
-              send(ce(id, type, time), body);
-            }
-
-            @Override
-            public void bloated() throws Exception {
-              send(bloatedHeaders(40), "not an event");
-            }
-
-            @Override
-            public void garbage() throws Exception {
-              send(Map.of(), "not json, no headers");
-            }
           };
       case "artemis" ->
           new Raw() {
+            @Override
             void send(Map<String, String> properties, String body) throws Exception {
               try (var factory =
                       new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
@@ -302,27 +301,17 @@ class PoisonMatrixIT {
                 producer.send(message);
               }
             }
-
-            @Override
-            public void cloudEvent(String id, String type, String time, String body)
-                throws Exception {
-              send(ce(id, type, time), body);
-            }
-
-            @Override
-            public void bloated() throws Exception {
-              send(bloatedHeaders(40), "not an event");
-            }
-
-            @Override
-            public void garbage() throws Exception {
-              send(Map.of(), "not json, no headers");
-            }
           };
       case "sqs" ->
           new Raw() {
             final String url = sqs.client().getQueueUrl(b -> b.queueName(destination)).queueUrl();
 
+            @Override
+            int maxHeaders() {
+              return 10; // SQS carries at most 10 message attributes
+            }
+
+            @Override
             void send(Map<String, String> attributes, String body) {
               Map<String, MessageAttributeValue> a = new LinkedHashMap<>();
               attributes.forEach(
@@ -340,21 +329,6 @@ class PoisonMatrixIT {
                           .messageBody(body)
                           .messageAttributes(a)
                           .build());
-            }
-
-            @Override
-            public void cloudEvent(String id, String type, String time, String body) {
-              send(ce(id, type, time), body);
-            }
-
-            @Override
-            public void bloated() {
-              send(bloatedHeaders(10), "not an event"); // SQS carries at most 10 attributes
-            }
-
-            @Override
-            public void garbage() {
-              send(Map.of(), "not json, no headers");
             }
           };
       default -> throw new IllegalArgumentException(broker);

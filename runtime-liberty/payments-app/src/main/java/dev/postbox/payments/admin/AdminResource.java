@@ -137,8 +137,8 @@ public class AdminResource {
       @QueryParam("from") String from,
       @QueryParam("to") String to,
       @QueryParam("all") @DefaultValue("false") boolean all) {
-    OutboxRepository.FailedFilter filter = filter(destination, type, from, to, all);
-    return Map.of("retried", admin().retryAll(filter), "status", "PENDING");
+    return Map.of(
+        "retried", admin().retryAll(filter(destination, type, from, to, all)), "status", "PENDING");
   }
 
   /** Gives up on every FAILED row the filter matches; the same filter as the bulk retry. */
@@ -150,8 +150,11 @@ public class AdminResource {
       @QueryParam("from") String from,
       @QueryParam("to") String to,
       @QueryParam("all") @DefaultValue("false") boolean all) {
-    OutboxRepository.FailedFilter filter = filter(destination, type, from, to, all);
-    return Map.of("discarded", admin().discardAll(filter), "status", "DISCARDED");
+    return Map.of(
+        "discarded",
+        admin().discardAll(filter(destination, type, from, to, all)),
+        "status",
+        "DISCARDED");
   }
 
   private static OutboxRepository.FailedFilter filter(

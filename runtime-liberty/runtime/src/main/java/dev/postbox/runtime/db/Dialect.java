@@ -18,6 +18,11 @@ import java.util.Locale;
 public enum Dialect {
   POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
     @Override
+    public String now() {
+      return "clock_timestamp()"; // the time now, not the transaction's start
+    }
+
+    @Override
     public String insertLeaseIfAbsent() {
       return "INSERT INTO postbox_lease (partition_no, version) VALUES (?, 0) ON CONFLICT DO NOTHING";
     }
@@ -29,6 +34,11 @@ public enum Dialect {
     }
   },
   MARIADB("mariadb", "LIMIT ?", "FOR UPDATE") {
+    @Override
+    public String now() {
+      return "UTC_TIMESTAMP(6)"; // DATETIME(6) columns hold UTC
+    }
+
     @Override
     public String insertLeaseIfAbsent() {
       return "INSERT IGNORE INTO postbox_lease (partition_no, version) VALUES (?, 0)";
@@ -148,6 +158,23 @@ public enum Dialect {
         + " WHERE status IN ('DISPATCHED', 'DISCARDED') AND dispatched_at < ? ORDER BY id "
         + limit
         + ")";
+  }
+
+  /** The SQL expression for the database's clock, now, readable with {@link #read}. */
+  public String now() {
+    return "CURRENT_TIMESTAMP";
+  }
+
+  /**
+   * The database's clock: the one time every instance shares. Leases are written and compared in
+   * it, so instances whose own clocks disagree still agree on when a lease ends.
+   */
+  public Instant databaseNow(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT " + now() + " AS db_now");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return read(rs, "db_now");
+    }
   }
 
   /** Binds an instant to a timestamp column. */

@@ -4,7 +4,6 @@ import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -19,19 +18,21 @@ import java.util.TreeSet;
  * fair share (ceil(P / live instances)): release extras, or take free and expired partitions with a
  * conditional update, so two instances can never both win one. A lease always expires: an instance
  * that stops heartbeating loses its partitions after the lease duration.
+ *
+ * <p>Every lease time is the database's ({@link Dialect#databaseNow}), never an instance's own
+ * clock: instances whose clocks disagree, by more than a lease even, still agree on who is alive
+ * and when a lease ends.
  */
 final class LeaseManager {
 
   private final Transactions tx;
   private final Dialect dialect;
   private final RelaySettings settings;
-  private final Clock clock;
 
-  LeaseManager(Transactions tx, Dialect dialect, RelaySettings settings, Clock clock) {
+  LeaseManager(Transactions tx, Dialect dialect, RelaySettings settings) {
     this.tx = tx;
     this.dialect = dialect;
     this.settings = settings;
-    this.clock = clock;
   }
 
   /** Creates the lease rows for every partition (idempotent; instances may race). */
@@ -64,7 +65,7 @@ final class LeaseManager {
    * instance still sends them. It goes at a later heartbeat.
    */
   Set<Integer> heartbeat(java.util.function.IntPredicate busy) {
-    Instant now = clock.instant();
+    Instant now = tx.inTransaction(dialect::databaseNow);
     Instant until = now.plus(settings.leaseDuration());
     String me = settings.instanceId();
     int live =

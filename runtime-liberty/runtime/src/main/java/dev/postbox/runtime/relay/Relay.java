@@ -103,7 +103,7 @@ public final class Relay implements AutoCloseable {
     this.scheduler = scheduler;
     this.workers = workers;
     this.listener = listener;
-    this.leases = new LeaseManager(tx, dialect, settings, clock);
+    this.leases = new LeaseManager(tx, dialect, settings);
     this.retention = new Retention(tx, dialect, clock);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
     this.slots = new java.util.concurrent.Semaphore(settings.workerThreads());
@@ -278,7 +278,7 @@ public final class Relay implements AutoCloseable {
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              Boolean owner = ownsWithTimeToSpare(c, partition, now);
+              Boolean owner = ownsWithTimeToSpare(c, partition);
               if (owner == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
@@ -314,17 +314,19 @@ public final class Relay implements AutoCloseable {
    * claim): true with at least a quarter of the lease left, false with less (the heartbeat is
    * late), null if another instance holds it or it expired.
    */
-  private Boolean ownsWithTimeToSpare(Connection c, int partition, Instant now)
-      throws SQLException {
+  private Boolean ownsWithTimeToSpare(Connection c, int partition) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT owner, lease_until FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
+            "SELECT owner, lease_until, "
+                + rows.dialect().now()
+                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
       ps.setInt(1, partition);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return null;
         }
         Instant until = rows.dialect().read(rs, "lease_until");
+        Instant now = rows.dialect().read(rs, "db_now"); // leases live in the database's time
         if (!settings.instanceId().equals(rs.getString("owner"))
             || until == null
             || !until.isAfter(now)) {

@@ -299,6 +299,41 @@ abstract class RelayContract {
   }
 
   @Test
+  void instancesWhoseClocksDisagreeByMoreThanALeaseShareThePartitionsInTheDatabasesTime() {
+    // Leases once used each JVM's clock: an instance an hour ahead saw the other's heartbeats
+    // and leases as expired, counted itself alone, and took every partition from it.
+    Broker broker = broker();
+    Relay onTime =
+        relay(
+            tx,
+            broker.publisher(),
+            settings("on-time", 8),
+            Executors.newCachedThreadPool(),
+            Clock.systemUTC());
+    Relay ahead =
+        relay(
+            tx,
+            broker.publisher(),
+            settings("an-hour-ahead", 8),
+            Executors.newCachedThreadPool(),
+            Clock.offset(Clock.systemUTC(), Duration.ofHours(1)));
+    onTime.start();
+    ahead.start();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> onTime.ownedPartitions().size() == 4 && ahead.ownedPartitions().size() == 4);
+    await()
+        .during(Duration.ofSeconds(4)) // more than a lease: renewals keep the shares
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                onTime.ownedPartitions().size() == 4
+                    && ahead.ownedPartitions().size() == 4
+                    && java.util.Collections.disjoint(
+                        onTime.ownedPartitions(), ahead.ownedPartitions()));
+  }
+
+  @Test
   void aPartitionWhoseWorkerTheExecutorRefusedIsPublishedAtTheNextWakeUp() {
     // Once, a refused worker left its partition marked queued with nobody working it: polls
     // woke it in vain, and it waited for a commit on another partition.
@@ -749,17 +784,18 @@ abstract class RelayContract {
 
   private Relay relay(
       Transactions tx, Publisher publisher, RelaySettings settings, ExecutorService workers) {
+    return relay(tx, publisher, settings, workers, Clock.systemUTC());
+  }
+
+  private Relay relay(
+      Transactions tx,
+      Publisher publisher,
+      RelaySettings settings,
+      ExecutorService workers,
+      Clock clock) {
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
     Relay relay =
-        new Relay(
-            tx,
-            dialect,
-            publisher,
-            settings,
-            Clock.systemUTC(),
-            scheduler,
-            workers,
-            RelayListener.NONE);
+        new Relay(tx, dialect, publisher, settings, clock, scheduler, workers, RelayListener.NONE);
     closeAfterEach.add(
         () -> {
           relay.close();
