@@ -87,8 +87,9 @@ public class AdminResource {
   @Path("/outbox/leases")
   public Map<String, List<Integer>> leases() {
     Map<String, List<Integer>> byOwner = new TreeMap<>();
-    Instant now = Instant.now();
-    for (OutboxAdmin.Lease l : admin().leases()) {
+    OutboxAdmin admin = admin();
+    Instant now = admin.databaseNow(); // leases live in the database's clock
+    for (OutboxAdmin.Lease l : admin.leases()) {
       String owner =
           l.owner() == null || l.until() == null || l.until().isBefore(now)
               ? "(unowned)"

@@ -12,7 +12,9 @@ import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -152,16 +154,122 @@ public final class InboxProcessor {
   }
 
   private void processLane(List<Delivery> deliveries) {
-    List<Item> valid = new ArrayList<>(deliveries.size());
+    List<Item> classified = new ArrayList<>(deliveries.size());
     for (Delivery d : deliveries) {
-      Item item = classify(d);
+      Item item = classify(new NackSeen(d));
       if (item != null) {
-        valid.add(item);
+        classified.add(item);
       }
     }
+    List<Item> valid = holdBack(classified);
     if (valid.isEmpty()) {
       return;
     }
+    try {
+      processValid(valid);
+    } finally {
+      updateHolds(valid);
+    }
+  }
+
+  /**
+   * A key whose event failed is held until that event is back and done: the key's other events that
+   * arrive meanwhile, in this poll or a later one, are nacked to come back a little after it (10 ms
+   * more per place), so none overtakes it on brokers that redeliver by delay. A hold ends when its
+   * event is acknowledged (processed or dead-lettered), or a few seconds after it was due back
+   * without coming (it went to another consumer).
+   */
+  private List<Item> holdBack(List<Item> items) {
+    if (holds.isEmpty()) {
+      return items;
+    }
+    long now = System.nanoTime();
+    Set<String> headsHere = new HashSet<>();
+    for (Item item : items) {
+      String key = item.envelope.key();
+      Hold h = key == null ? null : holds.get(key);
+      if (h != null && h.eventId.equals(item.envelope.id())) {
+        headsHere.add(key);
+      }
+    }
+    List<Item> free = new ArrayList<>(items.size());
+    for (Item item : items) {
+      String key = item.envelope.key();
+      Hold h = key == null ? null : holds.get(key);
+      if (h != null && now - h.dueNanos > HOLD_GRACE.toNanos()) {
+        holds.remove(key, h); // its event did not come back here: another consumer has it
+        h = null;
+      }
+      if (h == null || headsHere.contains(key)) {
+        free.add(item);
+        continue;
+      }
+      // after the head and after every follower already sent back: the key keeps its order
+      long due =
+          h.lastDueNanos.accumulateAndGet(now, (last, t) -> Math.max(last, t) + SPACING_NANOS);
+      item.delivery.nack(atMostMaxDelay(Duration.ofNanos(due - now)));
+    }
+    return free;
+  }
+
+  /**
+   * After a lane: a key whose event was nacked is held behind the first such event; a hold whose
+   * event was acknowledged (processed or dead-lettered) ends.
+   */
+  private void updateHolds(List<Item> items) {
+    long now = System.nanoTime();
+    if (holds.size() > 10_000) {
+      // keys not seen again since their hold ended: forget them
+      holds.values().removeIf(h -> now - h.dueNanos > HOLD_GRACE.toNanos());
+    }
+    Map<String, Item> firstNacked = new HashMap<>();
+    Set<String> ackedIds = new HashSet<>();
+    Set<String> keys = new HashSet<>();
+    for (Item item : items) {
+      String key = item.envelope.key();
+      if (key == null) {
+        continue;
+      }
+      keys.add(key);
+      NackSeen d = (NackSeen) item.delivery;
+      if (d.delay != null) {
+        firstNacked.putIfAbsent(key, item);
+      } else if (d.acked) {
+        ackedIds.add(item.envelope.id());
+      }
+    }
+    for (String key : keys) {
+      Item failed = firstNacked.get(key);
+      if (failed != null) {
+        Duration delay = ((NackSeen) failed.delivery).delay;
+        long lastDue = now + delay.toNanos();
+        for (Item item : items) {
+          Duration d = ((NackSeen) item.delivery).delay;
+          if (key.equals(item.envelope.key()) && d != null) {
+            lastDue = Math.max(lastDue, now + d.toNanos()); // the lane's own followers
+          }
+        }
+        holds.put(
+            key,
+            new Hold(
+                failed.envelope.id(),
+                now + delay.toNanos(),
+                new java.util.concurrent.atomic.AtomicLong(lastDue)));
+      } else {
+        Hold h = holds.get(key);
+        if (h != null && ackedIds.contains(h.eventId)) {
+          holds.remove(key, h);
+        }
+      }
+    }
+  }
+
+  private Duration atMostMaxDelay(Duration d) {
+    Duration max = settings.retry().maxDelay();
+    return d.compareTo(max) > 0 ? max : d;
+  }
+
+  private void processValid(List<Item> valid) {
     if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
       valid.forEach(item -> item.delivery.ack()); // the breach a negative control must catch
     }
@@ -183,18 +291,24 @@ public final class InboxProcessor {
       }
     }
     boolean eachSucceeded = true;
-    Set<String> stoppedKeys = new HashSet<>();
+    Map<String, Duration> stoppedKeys = new HashMap<>(); // key -> when its failed event returns
     for (Item item : valid) {
       String key = item.envelope.key();
-      if (key != null && stoppedKeys.contains(key)) {
-        // An earlier event of this key failed: this one must not overtake it.
-        item.delivery.nack(settings.retry().delayAfter(1));
+      Duration earlier = key == null ? null : stoppedKeys.get(key);
+      if (earlier != null) {
+        // An earlier event of this key failed: this one must not overtake it. On brokers that
+        // redeliver by delay (Artemis, SQS) it comes back a little after the failed one, in its
+        // place; on Kafka a nack seeks back, and order follows the offsets anyway.
+        Duration after = atMostMaxDelay(earlier.plusNanos(SPACING_NANOS));
+        item.delivery.nack(after);
+        stoppedKeys.put(key, after);
         continue;
       }
+      NackSeen seen = (NackSeen) item.delivery;
       if (!processOne(item)) {
         eachSucceeded = false;
-        if (key != null) {
-          stoppedKeys.add(key);
+        if (key != null && seen.delay != null) {
+          stoppedKeys.put(key, seen.delay); // nacked: it comes back, and its key waits for it
         }
       }
     }
@@ -618,6 +732,57 @@ public final class InboxProcessor {
   }
 
   private record Item(Delivery delivery, Envelope envelope) {}
+
+  /** Keys held behind a failed event, across polls (lanes run in parallel: concurrent). */
+  private final Map<String, Hold> holds = new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** A key held behind its failed event, until that event is due back. */
+  private record Hold(
+      String eventId, long dueNanos, java.util.concurrent.atomic.AtomicLong lastDueNanos) {}
+
+  /** How far apart a held key's events are sent back, so each returns after the one before. */
+  private static final long SPACING_NANOS = Duration.ofMillis(50).toNanos();
+
+  /** How long after its event was due a hold lasts without seeing it. */
+  private static final Duration HOLD_GRACE = Duration.ofSeconds(5);
+
+  /** A delivery that remembers how it was settled. */
+  private static final class NackSeen implements Delivery {
+    private final Delivery d;
+    volatile Duration delay;
+    volatile boolean acked;
+
+    NackSeen(Delivery d) {
+      this.d = d;
+    }
+
+    @Override
+    public Envelope envelope() {
+      return d.envelope();
+    }
+
+    @Override
+    public int attempt() {
+      return d.attempt();
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+      return d.metadata();
+    }
+
+    @Override
+    public void ack() {
+      acked = true;
+      d.ack();
+    }
+
+    @Override
+    public void nack(Duration delay) {
+      this.delay = delay;
+      d.nack(delay);
+    }
+  }
 
   /** Carries a checked handler exception through the transaction runner. */
   static final class HandlerException extends RuntimeException {

@@ -62,6 +62,11 @@ public final class OutboxAdmin {
   /** One partition's lease: who holds it and until when; owner null when never taken. */
   public record Lease(int partition, String owner, java.time.Instant until) {}
 
+  /** The database's clock, in which lease times are written and compared. */
+  public java.time.Instant databaseNow() {
+    return tx.inTransaction(c -> rows.dialect().databaseNow(c));
+  }
+
   /** Every partition's lease, by partition. */
   public List<Lease> leases() {
     return tx.inTransaction(
