@@ -422,7 +422,7 @@ public final class Relay implements AutoCloseable {
       BrokerException wait = Outages.held(destination, out);
       for (OutboxRow row : sendable) {
         failures.put(row.id(), wait);
-        held.put(row.id(), out.nextProbe());
+        held.put(row.id(), out.heldUntil(clock.instant(), outages.interval()));
       }
       return;
     }
