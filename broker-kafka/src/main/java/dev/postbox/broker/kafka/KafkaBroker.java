@@ -31,6 +31,8 @@ final class KafkaBroker implements Broker {
   private final List<KafkaSubscriptionConsumer> consumers = new CopyOnWriteArrayList<>();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final AtomicInteger consumerSequence = new AtomicInteger();
+  private final java.util.Set<String> staticIds =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
   private Admin admin;
 
   private KafkaBroker(KafkaSettings settings) {
@@ -68,12 +70,27 @@ final class KafkaBroker implements Broker {
   @Override
   public Consumer subscribe(Subscription subscription) {
     checkOpen();
-    KafkaSubscriptionConsumer consumer =
-        new KafkaSubscriptionConsumer(
-            settings,
-            subscription,
-            Integer.toString(consumerSequence.incrementAndGet()),
-            consumers::remove);
+    String staticId = staticIdFor(subscription);
+    KafkaSubscriptionConsumer consumer;
+    try {
+      consumer =
+          new KafkaSubscriptionConsumer(
+              settings,
+              subscription,
+              Integer.toString(consumerSequence.incrementAndGet()),
+              staticId,
+              c -> {
+                consumers.remove(c);
+                if (c.staticId != null) {
+                  staticIds.remove(c.staticId);
+                }
+              });
+    } catch (RuntimeException e) {
+      if (staticId != null) {
+        staticIds.remove(staticId);
+      }
+      throw e;
+    }
     consumers.add(consumer);
     System.getLogger(KafkaBroker.class.getName())
         .log(
@@ -89,6 +106,35 @@ final class KafkaBroker implements Broker {
                 + " topic still holds, and events older than the inbox dedup window are then"
                 + " processed again");
     return consumer;
+  }
+
+  /**
+   * Static membership: a subscription with a member name joins as {@code <member>/<group>/<topic>},
+   * so the same instance, restarted after a crash, gets its partitions back at once instead of
+   * after {@code session.timeout.ms}. A second consumer of the same subscription in this process (a
+   * test, or a resubscription while the old consumer closes) joins as a dynamic member: two live
+   * consumers must never share an id.
+   */
+  private String staticIdFor(Subscription subscription) {
+    if (subscription.member() == null) {
+      return null;
+    }
+    String id = staticId(subscription.member(), subscription.group(), subscription.destination());
+    return staticIds.add(id) ? id : null;
+  }
+
+  /**
+   * A {@code group.instance.id} for the member's subscription: readable, in the characters Kafka
+   * allows (letters, digits, '.', '_', '-'), and unique per (member, group, topic) through a hash
+   * of the three as given.
+   */
+  static String staticId(String member, String group, String topic) {
+    String raw = member + "\u0000" + group + "\u0000" + topic;
+    String readable = (member + "." + group + "." + topic).replaceAll("[^A-Za-z0-9._-]", "_");
+    if (readable.length() > 200) {
+      readable = readable.substring(0, 200);
+    }
+    return readable + "-" + String.format("%08x", raw.hashCode());
   }
 
   @Override

@@ -30,6 +30,14 @@ final class KafkaErrors {
       return b;
     }
     String message = what + ": " + t.getClass().getSimpleName() + ": " + t.getMessage();
+    if (t instanceof org.apache.kafka.common.errors.FencedInstanceIdException) {
+      // Two live consumers joined under one group.instance.id: two instances share a member name.
+      return new RetriableBrokerException(
+          message
+              + " (another live consumer joined the group under the same static member id: give"
+              + " every running instance its own member name, postbox.member-name)",
+          t);
+    }
     if (t instanceof RecordTooLargeException
         || t instanceof RecordBatchTooLargeException
         || t instanceof AuthorizationException

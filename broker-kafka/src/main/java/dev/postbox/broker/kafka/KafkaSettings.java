@@ -203,10 +203,17 @@ record KafkaSettings(
     return p;
   }
 
-  /** The consumer properties for one group. */
-  Map<String, Object> consumerPropertiesFor(String group, String clientSuffix) {
+  /**
+   * The consumer properties for one group.
+   *
+   * @param staticId the consumer's {@code group.instance.id} (static membership), or null
+   */
+  Map<String, Object> consumerPropertiesFor(String group, String clientSuffix, String staticId) {
     Map<String, Object> p = new HashMap<>(consumerProperties);
     p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    if (staticId != null && !p.containsKey(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG)) {
+      p.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, staticId);
+    }
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId + "-consumer-" + clientSuffix);
     return p;
   }

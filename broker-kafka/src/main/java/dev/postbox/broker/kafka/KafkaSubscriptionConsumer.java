@@ -20,6 +20,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -53,6 +54,10 @@ final class KafkaSubscriptionConsumer implements Consumer {
   private final Duration maxNackDelay;
   private final KafkaConsumer<byte[], byte[]> kafka;
   private final java.util.function.Consumer<KafkaSubscriptionConsumer> onClose;
+
+  /** The consumer's {@code group.instance.id}, or null for a dynamic member. */
+  final String staticId;
+
   private final ReentrantLock clientLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Settlement> settlements = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -67,13 +72,16 @@ final class KafkaSubscriptionConsumer implements Consumer {
       KafkaSettings settings,
       Subscription subscription,
       String clientSuffix,
+      String staticId,
       java.util.function.Consumer<KafkaSubscriptionConsumer> onClose) {
+    this.staticId = staticId;
     this.subscription = subscription;
     this.maxNackDelay = settings.maxNackDelay();
     this.onClose = onClose;
     try {
       this.kafka =
-          new KafkaConsumer<>(settings.consumerPropertiesFor(subscription.group(), clientSuffix));
+          new KafkaConsumer<>(
+              settings.consumerPropertiesFor(subscription.group(), clientSuffix, staticId));
     } catch (KafkaException e) {
       throw KafkaErrors.map("subscribe to " + subscription.destination(), e);
     }
@@ -313,7 +321,11 @@ final class KafkaSubscriptionConsumer implements Consumer {
             Level.WARNING, "final offset commit failed; unacked work will be redelivered: " + e);
       }
       try {
-        kafka.close(Duration.ofSeconds(10));
+        // A static member that closes leaves its group at once, as a dynamic one does: only a
+        // crashed member keeps its partitions, for its restart to take back without a rebalance.
+        kafka.close(
+            CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(10)));
       } catch (RuntimeException e) {
         LOG.log(Level.WARNING, "closing the kafka consumer failed: " + e);
       }

@@ -6,12 +6,14 @@ package dev.postbox.runtime.crash;
  *
  * <p>Off unless the JVM starts with {@code -Ddev.postbox.crashpoints=<directory>}; otherwise {@link
  * #reach} is a field read and nothing else. While on, a test arms one point by writing {@code
- * "<point> park"} or {@code "<point> fail <times>"} to {@code <directory>/armed}. The first thread
- * to reach the armed point writes {@code <directory>/reached}; a parked point then holds that
- * thread for good (the test SIGKILLs the process, knowing exactly which window it killed), a
- * failing one throws, as a transient failure at that point would, the given number of times. Other
- * threads and other points pass through, so the rest of the application keeps working until the
- * kill. Writing another line arms again; deleting the file disarms.
+ * "<point> park"}, {@code "<point> hold"} or {@code "<point> fail <times>"} to {@code
+ * <directory>/armed}. The first thread to reach the armed point writes {@code <directory>/reached};
+ * a parked point then holds that thread for good (the test SIGKILLs the process, knowing exactly
+ * which window it killed), a held one until the file changes (the test pauses the process with
+ * SIGSTOP meanwhile, then resumes it and lets the thread go on), a failing one throws, as a
+ * transient failure at that point would, the given number of times. Other threads and other points
+ * pass through, so the rest of the application keeps working until the kill. Writing another line
+ * arms again; deleting the file disarms.
  *
  * <p>The property is deliberately outside the {@code postbox.*} configuration: it is a test
  * instrument that only whoever controls the JVM's command line can switch on.

@@ -16,9 +16,10 @@ final class CrashSwitch {
   private static final long REREAD_NANOS = 50_000_000L;
 
   private final Object lock = new Object();
-  private String armedLine = "";
+  private volatile String armedLine = "";
   private volatile String armedPoint = "";
   private volatile boolean armedToFail;
+  private volatile boolean armedToHold;
   private volatile int armedTimes;
   private volatile long readAt = System.nanoTime() - REREAD_NANOS;
   private final AtomicInteger remaining = new AtomicInteger();
@@ -50,14 +51,25 @@ final class CrashSwitch {
     if (armedToFail) {
       throw new IllegalStateException("crash point " + point + " armed to fail");
     }
+    if (armedToHold) {
+      // held until the line is taken back: the test pauses the process meanwhile (SIGSTOP)
+      String held = armedLine;
+      while (held.equals(armedLine)) {
+        LockSupport.parkNanos(REREAD_NANOS);
+        readAt = System.nanoTime() - REREAD_NANOS;
+        refresh();
+      }
+      return;
+    }
     while (true) {
       LockSupport.park(); // until the test's SIGKILL
     }
   }
 
   /**
-   * Re-reads the armed file at most every 50 ms: {@code "<point> park"} or {@code "<point> fail
-   * [times]"}. A changed line re-arms; a missing one disarms.
+   * Re-reads the armed file at most every 50 ms: {@code "<point> park"}, {@code "<point> hold"} or
+   * {@code "<point> fail [times]"}. A changed line re-arms; a missing one disarms (and lets a held
+   * thread go on).
    */
   private void refresh() {
     long now = System.nanoTime();
@@ -77,6 +89,7 @@ final class CrashSwitch {
       String[] armed = line.split("\\s+");
       armedPoint = ""; // disarmed while the fields change
       armedToFail = armed.length > 1 && armed[1].equals("fail");
+      armedToHold = armed.length > 1 && armed[1].equals("hold");
       armedTimes = armedToFail && armed.length > 2 ? Integer.parseInt(armed[2]) : 1;
       remaining.set(armedTimes);
       armedPoint = armed.length > 1 ? armed[0] : "";

@@ -215,7 +215,8 @@ public class InboxRuntime {
             listener,
             settings.workers() > 1 && !settings.deferred() ? executor : null);
     warnIfTheWindowIsShort(destination, cfg.dedupWindow());
-    Subscription brokerSubscription = Subscription.of(destination, group);
+    Subscription brokerSubscription =
+        Subscription.of(destination, group).withMember(postbox.memberName());
     ConsumerLoop loop =
         new ConsumerLoop(
             subscription,

@@ -80,6 +80,7 @@ public class PostboxRuntime {
   private final AtomicReference<String> lagError = new AtomicReference<>("not started");
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
+  private final AtomicLong fencedBatches = new AtomicLong();
   private ScheduledFuture<?> lagRefresh;
   private ScheduledFuture<?> idempotencyPurge;
   private ScheduledFuture<?> outboxRedrive;
@@ -98,7 +99,8 @@ public class PostboxRuntime {
       Idempotency idempotency,
       InboxConfig inbox,
       Redrive outboxRedrive,
-      int poolSize) {}
+      int poolSize,
+      String memberName) {}
 
   /**
    * The automatic re-drive of FAILED outbox rows.
@@ -303,6 +305,14 @@ public class PostboxRuntime {
   }
 
   /** The broker adapter; fails clearly when none is configured. */
+  /**
+   * This instance's name across restarts ({@code postbox.member-name}), under which its consumers
+   * join their groups.
+   */
+  public String memberName() {
+    return settings.memberName();
+  }
+
   public Broker broker() {
     if (broker == null) {
       throw new IllegalStateException(
@@ -357,6 +367,7 @@ public class PostboxRuntime {
     metrics.gauge("postbox.outbox.oldest.pending.age.seconds", this::oldestPendingAgeSeconds);
     metrics.gauge("postbox.outbox.published.total", published::get);
     metrics.gauge("postbox.outbox.publish.failures.total", failures::get);
+    metrics.gauge("postbox.outbox.fenced.batches.total", fencedBatches::get);
     // Apart from lag: whether the broker takes this instance's events, and for how long it has not.
     metrics.gauge("postbox.outbox.broker.available", () -> brokerOutages().isEmpty() ? 1L : 0L);
     metrics.gauge(
@@ -387,6 +398,11 @@ public class PostboxRuntime {
     public void failed(OutboxRow row, String error, boolean parked) {
       failures.incrementAndGet();
     }
+
+    @Override
+    public void fenced(int partition, List<OutboxRow> rows) {
+      fencedBatches.incrementAndGet();
+    }
   }
 
   private static DataSource lookup(String jndiName) {
@@ -408,6 +424,7 @@ public class PostboxRuntime {
           "postbox.retry.initial-delay",
           "postbox.retry.max-delay",
           "postbox.instance-id",
+          "postbox.member-name",
           "postbox.partitions",
           "postbox.batch-size",
           "postbox.lease",
@@ -540,9 +557,32 @@ public class PostboxRuntime {
                         Duration.ofDays(30))
                     : null,
                 c.integer("postbox.outbox.redrive.max-times", 3, 1, 1_000)),
-            c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000));
+            c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000),
+            c.string("postbox.member-name", defaultMemberName()));
     c.requireNoUnknownKeys();
     return s;
+  }
+
+  /**
+   * The instance's name across its restarts: the host's, and the server's folder (the working
+   * directory of a Liberty server is its output folder, one per server on a host). Unlike the
+   * instance id (which leases are held under, and which is new at every start so that a paused old
+   * process and its restart are never taken for one another), it lets a broker hand a restarted
+   * instance its share back at once.
+   */
+  static String defaultMemberName() {
+    String host = System.getenv("HOSTNAME");
+    if (host == null || host.isBlank()) {
+      try {
+        host = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException unknown) {
+        host = "host";
+      }
+    }
+    java.nio.file.Path dir =
+        java.nio.file.Path.of(System.getProperty("user.dir", "")).toAbsolutePath();
+    String folder = dir.getFileName() == null ? "postbox" : dir.getFileName().toString();
+    return host + "-" + folder;
   }
 
   private static String defaultInstanceId() {

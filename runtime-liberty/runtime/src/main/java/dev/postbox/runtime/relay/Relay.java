@@ -81,6 +81,7 @@ public final class Relay implements AutoCloseable {
   private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
   private final AtomicLong published = new AtomicLong();
+  private final AtomicLong fenced = new AtomicLong();
   private final Object idle = new Object();
   private int draining; // guarded by idle
   private volatile Set<Integer> owned = Set.of();
@@ -293,11 +294,34 @@ public final class Relay implements AutoCloseable {
     }
     Outcome outcome = publish(batch);
     List<OutboxRow> done = new ArrayList<>();
-    tx.inTransaction(
-        c -> {
-          settle(c, batch, outcome, done);
-          return null;
-        });
+    boolean settled =
+        tx.inTransaction(
+            c -> {
+              // Fencing: only the lease's holder marks rows. One that lost the lease while it
+              // published (paused longer than the lease) marks nothing; the new owner publishes
+              // the rows again, and the inbox skips those copies.
+              if (ownsWithTimeToSpare(c, partition) == null) {
+                return false;
+              }
+              settle(c, batch, outcome, done);
+              return true;
+            });
+    if (!settled) {
+      owned = withoutPartition(partition);
+      fenced.incrementAndGet();
+      LOG.log(
+          Level.WARNING,
+          "outbox partition "
+              + partition
+              + ": this instance ("
+              + settings.instanceId()
+              + ") lost the partition's lease while it published a batch of "
+              + batch.size()
+              + " rows (paused for longer than postbox.lease?); it marked none of them, and the"
+              + " partition's new owner publishes them again (duplicates the inbox skips)");
+      listener.fenced(partition, batch);
+      return batch.size();
+    }
     if (!done.isEmpty()) {
       published.addAndGet(done.size());
       listener.published(done, clock.instant());

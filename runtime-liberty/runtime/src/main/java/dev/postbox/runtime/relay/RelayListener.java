@@ -13,5 +13,13 @@ public interface RelayListener {
   /** A row's publish failed; {@code parked} when it is now FAILED. */
   default void failed(OutboxRow row, String error, boolean parked) {}
 
+  /**
+   * A batch of the partition was published, but before its rows were marked this instance had lost
+   * the partition's lease (a pause longer than the lease, e.g. a stop-the-world or SIGSTOP): it
+   * marked nothing, and the partition's new owner publishes the rows again (copies the inbox
+   * skips).
+   */
+  default void fenced(int partition, List<OutboxRow> rows) {}
+
   RelayListener NONE = new RelayListener() {};
 }

@@ -77,4 +77,20 @@ class CrashSwitchTest {
                     .isInstanceOf(IllegalStateException.class));
     s.reach("inbox.before-commit"); // no longer armed
   }
+
+  @Test
+  void anArmedHoldKeepsTheThreadUntilTheLineIsTakenBack() throws Exception {
+    CrashSwitch s = CrashSwitch.from(dir.toString());
+    Files.writeString(dir.resolve("armed"), "relay.published-not-marked hold");
+    Thread held = new Thread(() -> s.reach("relay.published-not-marked"), "held");
+    held.setDaemon(true);
+    held.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> Files.exists(dir.resolve("reached")));
+    assertThat(Files.readString(dir.resolve("reached")))
+        .isEqualTo("relay.published-not-marked held");
+    assertThat(held.isAlive()).isTrue();
+    Files.delete(dir.resolve("armed"));
+    held.join(10_000);
+    assertThat(held.isAlive()).as("released once disarmed").isFalse();
+  }
 }

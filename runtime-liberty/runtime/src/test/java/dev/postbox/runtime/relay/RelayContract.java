@@ -10,6 +10,7 @@ import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.retention.Retention;
 import dev.postbox.runtime.testing.TestDatabase;
 import dev.postbox.spi.Broker;
@@ -689,6 +690,71 @@ abstract class RelayContract {
   }
 
   @Test
+  void anInstanceThatLostItsLeaseWhilePublishingMarksNothing() {
+    // Fencing. Once, a relay paused (GC, SIGSTOP) between publishing a batch and marking it
+    // marked the rows even though another instance had taken the partition meanwhile.
+    String t = topic(1);
+    Broker broker = broker();
+    java.util.concurrent.atomic.AtomicInteger calls =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Publisher thief =
+        new Publisher() {
+          @Override
+          public void publish(String destination, Envelope envelope) {
+            publishAll(destination, List.of(envelope));
+          }
+
+          @Override
+          public void publishAll(String destination, List<Envelope> batch) {
+            broker.publisher().publishAll(destination, batch);
+            if (calls.incrementAndGet() == 1) {
+              // while this instance "pauses", another one takes the expired lease
+              tx.inTransaction(
+                  c -> {
+                    try (java.sql.PreparedStatement ps =
+                        c.prepareStatement(
+                            "UPDATE postbox_lease SET owner = 'the-new-owner', lease_until = ?")) {
+                      dialect.bind(ps, 1, Instant.now().plus(Duration.ofHours(1)));
+                      ps.executeUpdate();
+                    }
+                    return null;
+                  });
+            }
+          }
+        };
+    java.util.concurrent.CopyOnWriteArrayList<Integer> fenced =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    RelayListener listener =
+        new RelayListener() {
+          @Override
+          public void fenced(int partition, List<OutboxRow> rows) {
+            fenced.add(rows.size());
+          }
+        };
+    Relay relay =
+        relay(
+            tx,
+            thief,
+            settings("fenced", 1),
+            Executors.newCachedThreadPool(),
+            Clock.systemUTC(),
+            listener);
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, List.of(event(t, "K", "1"), event(t, "K", "2")), Instant.now());
+          return null;
+        });
+    relay.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> !fenced.isEmpty());
+    assertThat(fenced).containsExactly(2);
+    assertThat(count("SELECT COUNT(*) FROM postbox_outbox WHERE status = ?", "PENDING"))
+        .as("nothing marked: the new owner publishes and marks them")
+        .isEqualTo(2);
+    assertThat(calls).as("and, without the lease, it publishes nothing more").hasValue(1);
+  }
+
+  @Test
   void failedRowsAreRetriedAndDiscardedInBulkByFilterAndReDrivenAFewTimes() {
     OutboxRepository repo = new OutboxRepository(dialect, 4);
     // whole seconds, as an operator types them (databases keep micro- or milliseconds)
@@ -895,9 +961,18 @@ abstract class RelayContract {
       RelaySettings settings,
       ExecutorService workers,
       Clock clock) {
+    return relay(tx, publisher, settings, workers, clock, RelayListener.NONE);
+  }
+
+  private Relay relay(
+      Transactions tx,
+      Publisher publisher,
+      RelaySettings settings,
+      ExecutorService workers,
+      Clock clock,
+      RelayListener listener) {
     ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
-    Relay relay =
-        new Relay(tx, dialect, publisher, settings, clock, scheduler, workers, RelayListener.NONE);
+    Relay relay = new Relay(tx, dialect, publisher, settings, clock, scheduler, workers, listener);
     closeAfterEach.add(
         () -> {
           relay.close();
