@@ -83,14 +83,36 @@ final class LeaseManager {
                 ps.setString(2, me);
                 ps.executeUpdate();
               }
+              // Renewed row by row through the key: on InnoDB an UPDATE that scans the table
+              // waits for every locked row it meets, such as another instance's lease row locked
+              // by a batch of its (paused) owner.
+              List<Integer> mine = new ArrayList<>();
               try (PreparedStatement ps =
                   c.prepareStatement(
-                      "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ? WHERE owner = ? AND lease_until > ?")) {
-                dialect.bind(ps, 1, until);
+                      "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?")) {
+                ps.setString(1, me);
                 dialect.bind(ps, 2, now);
-                ps.setString(3, me);
-                dialect.bind(ps, 4, now);
-                ps.executeUpdate();
+                try (ResultSet rs = ps.executeQuery()) {
+                  while (rs.next()) {
+                    mine.add(rs.getInt(1));
+                  }
+                }
+              }
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ?"
+                          + " WHERE partition_no = ? AND owner = ? AND lease_until > ?")) {
+                for (int p : mine) {
+                  dialect.bind(ps, 1, until);
+                  dialect.bind(ps, 2, now);
+                  ps.setInt(3, p);
+                  ps.setString(4, me);
+                  dialect.bind(ps, 5, now);
+                  ps.addBatch();
+                }
+                if (!mine.isEmpty()) {
+                  ps.executeBatch();
+                }
               }
               try (PreparedStatement ps =
                   c.prepareStatement(
@@ -118,17 +140,7 @@ final class LeaseManager {
         }
       }
     } else if (owned.size() < share) {
-      List<Integer> free = acquirable(now);
-      Collections.shuffle(free); // instances starting together should not fight over the same rows
-      int wanted = share - owned.size();
-      for (int p : free) {
-        if (wanted == 0) {
-          break;
-        }
-        if (acquire(p, now, until)) {
-          wanted--;
-        }
-      }
+      takeOver(share - owned.size(), now, until);
     }
     tx.inTransaction(
         c -> {
@@ -161,42 +173,48 @@ final class LeaseManager {
         });
   }
 
-  private List<Integer> acquirable(Instant now) {
-    return tx.inTransaction(
+  /**
+   * Takes up to {@code wanted} free or expired partitions in one short transaction. Rows locked by
+   * another transaction are skipped, never waited for: a previous owner's batch holds its lease row
+   * for a moment (it is taken at the next heartbeat), and an owner paused inside that transaction
+   * (GC, SIGSTOP) holds it until it wakes; waiting would stall every other takeover, and this
+   * instance's own renewals, for as long as the pause lasts. Two instances taking over at once get
+   * different rows.
+   */
+  private void takeOver(int wanted, Instant now, Instant until) {
+    tx.inTransaction(
         c -> {
-          List<Integer> out = new ArrayList<>();
+          List<Integer> free = new ArrayList<>();
           try (PreparedStatement ps =
               c.prepareStatement(
-                  "SELECT partition_no FROM postbox_lease WHERE owner IS NULL OR lease_until <= ?")) {
+                  "SELECT partition_no FROM postbox_lease WHERE owner IS NULL OR lease_until <= ?"
+                      + " ORDER BY partition_no "
+                      + dialect.limit()
+                      + " FOR UPDATE SKIP LOCKED")) {
             dialect.bind(ps, 1, now);
+            ps.setInt(2, wanted);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                out.add(rs.getInt(1));
+                free.add(rs.getInt(1));
               }
             }
           }
-          return out;
-        });
-  }
-
-  /**
-   * Takes a free or expired partition. The update waits for the lease row lock that a batch of the
-   * previous owner may still hold, so a takeover never overlaps that owner's last batch.
-   */
-  private boolean acquire(int partition, Instant now, Instant until) {
-    return tx.inTransaction(
-        c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
-                  "UPDATE postbox_lease SET owner = ?, lease_until = ?, heartbeat_at = ?, version = version + 1"
-                      + " WHERE partition_no = ? AND (owner IS NULL OR lease_until <= ?)")) {
-            ps.setString(1, settings.instanceId());
-            dialect.bind(ps, 2, until);
-            dialect.bind(ps, 3, now);
-            ps.setInt(4, partition);
-            dialect.bind(ps, 5, now);
-            return ps.executeUpdate() == 1;
+                  "UPDATE postbox_lease SET owner = ?, lease_until = ?, heartbeat_at = ?,"
+                      + " version = version + 1 WHERE partition_no = ?")) {
+            for (int p : free) {
+              ps.setString(1, settings.instanceId());
+              dialect.bind(ps, 2, until);
+              dialect.bind(ps, 3, now);
+              ps.setInt(4, p);
+              ps.addBatch();
+            }
+            if (!free.isEmpty()) {
+              ps.executeBatch();
+            }
           }
+          return null;
         });
   }
 

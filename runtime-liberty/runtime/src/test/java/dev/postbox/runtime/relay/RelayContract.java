@@ -300,6 +300,44 @@ abstract class RelayContract {
   }
 
   @Test
+  void aPreviousOwnerPausedInsideItsTransactionBlocksOnlyThatPartitionsTakeover() throws Exception {
+    // Found by the crash harness's SIGSTOP: a paused instance's open transaction held lease row
+    // locks, and the live instance's takeover waited on one for as long as the pause lasted,
+    // taking over nothing else (and renewing nothing) meanwhile.
+    int partitions = 8;
+    Relay survivor = relay("survivor", broker(), settings("survivor", partitions));
+    survivor.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> survivor.ownedPartitions().size() == 8);
+    // Another instance held every lease until a moment from now, and pauses inside a transaction
+    // that locked every lease row but one.
+    java.sql.Connection paused = dataSource.getConnection();
+    closeAfterEach.add(paused);
+    paused.setAutoCommit(false);
+    try (PreparedStatement ps =
+        paused.prepareStatement("UPDATE postbox_lease SET owner = 'paused', lease_until = ?")) {
+      dialect.bind(ps, 1, Instant.now().plus(Duration.ofSeconds(1)));
+      ps.executeUpdate();
+    }
+    paused.commit();
+    try (PreparedStatement ps =
+        paused.prepareStatement(
+            "SELECT partition_no FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
+      for (int p = 0; p < partitions - 1; p++) { // by key, as a claim locks its lease row
+        ps.setInt(1, p);
+        ps.executeQuery().close();
+      }
+    }
+    closeAfterEach.add(0, paused::rollback);
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> survivor.ownedPartitions().equals(Set.of(partitions - 1)));
+    paused.rollback(); // the paused owner wakes up and its transaction ends
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> survivor.ownedPartitions().size() == partitions);
+  }
+
+  @Test
   void aKilledInstancesPartitionsAreTakenOverAfterTheLeaseExpires() {
     String topic = topic(4);
     int partitions = 16;
