@@ -1,6 +1,6 @@
 package dev.postbox.payments;
 
-/** The crash harness on Artemis. */
+/** The crash harness on Artemis, two servers sharing the broker and PostgreSQL. */
 class ArtemisTortureIT extends TortureContract {
   @Override
   String broker() {
@@ -10,5 +10,10 @@ class ArtemisTortureIT extends TortureContract {
   @Override
   int firstKillPhase() {
     return 1;
+  }
+
+  @Override
+  int instances() {
+    return 2;
   }
 }

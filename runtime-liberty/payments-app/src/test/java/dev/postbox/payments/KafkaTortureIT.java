@@ -19,4 +19,9 @@ class KafkaTortureIT extends TortureContract {
   String timeZone() {
     return "Pacific/Kiritimati";
   }
+
+  @Override
+  int instances() {
+    return 2;
+  }
 }

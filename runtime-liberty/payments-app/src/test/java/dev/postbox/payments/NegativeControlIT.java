@@ -9,7 +9,9 @@ import org.junit.jupiter.api.Test;
  * The harness must be able to fail, both ways. Each switch breaks the promise on purpose and the
  * harness must say so: with deduplication off ({@code postbox.inbox.unsafe=skip-dedup}) the
  * republished copies charge twice; with the ack sent before the commit ({@code ack-before-commit})
- * a transaction that fails after the ack loses its event.
+ * a transaction that fails after the ack loses its event; with a poll batch split by event id
+ * instead of key ({@code no-key-lanes}, eight lanes) a customer's charges run side by side, out of
+ * the order they were placed.
  */
 class NegativeControlIT {
 
@@ -37,6 +39,21 @@ class NegativeControlIT {
     System.out.println("NEGATIVE CONTROL (doubles, MariaDB) SUMMARY\n" + result.summary());
     assertThat(result.verdict().ok()).as(result.summary()).isFalse();
     assertThat(result.verdict().doubled()).as(result.summary()).isPositive();
+  }
+
+  @Test
+  void withoutPerKeyLanesTheHarnessReportsEffectsOutOfOrder() throws Exception {
+    // A broker restart builds a backlog, so a poll brings several events of one customer at once.
+    TortureHarness.Result result =
+        new TortureHarness(
+                new TortureHarness.Settings(
+                        "kafka", 600, 0, 0, 4, 0, 0, true, Duration.ZERO, 0, "no-key-lanes")
+                    .on("postgresql", null, java.util.Map.of("postbox.inbox.workers", "8")))
+            .run();
+    System.out.println("NEGATIVE CONTROL (order) SUMMARY\n" + result.summary());
+    assertThat(result.verdict().ok()).as(result.summary()).isFalse();
+    assertThat(result.verdict().outOfOrder()).as(result.summary()).isPositive();
+    assertThat(result.verdict().lost() + result.verdict().doubled()).isZero();
   }
 
   @Test

@@ -25,9 +25,21 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 abstract class TortureBroker implements AutoCloseable {
 
   /** Destinations of this run only, so runs on a shared broker never meet. */
-  final String orders = "torture-orders-" + UUID.randomUUID().toString().substring(0, 8);
+  final String orders;
 
-  final String payments = "torture-payments-" + UUID.randomUUID().toString().substring(0, 8);
+  final String payments;
+
+  TortureBroker() {
+    this("");
+  }
+
+  /**
+   * @param suffix what the destinations' names end with (.fifo for SQS FIFO queues)
+   */
+  TortureBroker(String suffix) {
+    orders = "torture-orders-" + UUID.randomUUID().toString().substring(0, 8) + suffix;
+    payments = "torture-payments-" + UUID.randomUUID().toString().substring(0, 8) + suffix;
+  }
 
   /** The adapter's name: kafka, artemis or sqs. */
   abstract String name();
@@ -35,6 +47,11 @@ abstract class TortureBroker implements AutoCloseable {
   /** The run's name for the broker, e.g. kafka, or embedded for the Artemis inside the server. */
   String label() {
     return name();
+  }
+
+  /** Whether the broker promises per-key order (SQS standard queues do not). */
+  boolean ordered() {
+    return true;
   }
 
   /** Whether the broker runs inside the server (starts and dies with it). */
@@ -84,7 +101,8 @@ abstract class TortureBroker implements AutoCloseable {
     return switch (name) {
       case "kafka" -> new Kafka();
       case "artemis" -> new Artemis();
-      case "sqs" -> new Sqs();
+      case "sqs" -> new Sqs(false);
+      case "sqs-fifo" -> new Sqs(true);
       case "embedded" -> new Embedded();
       default -> throw new IllegalArgumentException("no torture broker '" + name + "'");
     };
@@ -168,12 +186,9 @@ abstract class TortureBroker implements AutoCloseable {
 
     @Override
     Map<String, String> adapterConfig() {
-      // A killed server's consumers leave the group after this, not Kafka's default 45 s.
-      return Map.of(
-          "bootstrap.servers",
-          kafka.bootstrapServers(),
-          "kafka.consumer.session.timeout.ms",
-          "6000");
+      // Kafka's defaults (session.timeout.ms 45 s): a restarted server takes its partitions back
+      // at once as the same static member (postbox.member-name), without waiting for them.
+      return Map.of("bootstrap.servers", kafka.bootstrapServers());
     }
 
     @Override
@@ -245,13 +260,17 @@ abstract class TortureBroker implements AutoCloseable {
 
   /**
    * ElasticMQ standing in for SQS, in this JVM, keeping its messages in a database so a restart
-   * loses nothing (SQS itself never restarts; this stands in for its endpoint going away).
+   * loses nothing (SQS itself never restarts; this stands in for its endpoint going away). Standard
+   * queues, or FIFO queues (message groups by key, so order per key is promised).
    */
   static final class Sqs extends TortureBroker {
+    private final boolean fifo;
     private final Path storage;
     private final ElasticMqTestBroker sqs;
 
-    Sqs() {
+    Sqs(boolean fifo) {
+      super(fifo ? ".fifo" : "");
+      this.fifo = fifo;
       try {
         storage = Files.createTempDirectory("torture-elasticmq");
       } catch (IOException e) {
@@ -263,13 +282,23 @@ abstract class TortureBroker implements AutoCloseable {
     }
 
     @Override
-    String name() {
-      return "sqs";
+    boolean ordered() {
+      return fifo;
+    }
+
+    @Override
+    String label() {
+      return fifo ? "sqs-fifo" : "sqs";
     }
 
     @Override
     Map<String, String> adapterConfig() {
-      return sqs.config("fifo", "false");
+      return sqs.config("fifo", Boolean.toString(fifo));
+    }
+
+    @Override
+    String name() {
+      return "sqs";
     }
 
     @Override
@@ -277,7 +306,14 @@ abstract class TortureBroker implements AutoCloseable {
       String url = sqs.client().getQueueUrl(b -> b.queueName(orders)).queueUrl();
       for (int i = 0; i < count; i++) {
         int n = i;
-        sqs.client().sendMessage(b -> b.queueUrl(url).messageBody("poison " + n));
+        sqs.client()
+            .sendMessage(
+                b -> {
+                  b.queueUrl(url).messageBody("poison " + n);
+                  if (fifo) {
+                    b.messageGroupId("poison").messageDeduplicationId("poison-" + n);
+                  }
+                });
       }
     }
 

@@ -9,11 +9,14 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The crash harness, reduced for CI: 2,000 orders, 2 SIGKILLs of the server each aimed at its own
- * window, a broker restart, a 10-second PostgreSQL outage and 3 transient failures inside inbox
- * transactions, with 20% of the events republished byte for byte and 3 poison messages. The full
- * run is the same test with system properties, e.g. {@code -Dtorture.orders=20000
- * -Dtorture.kills=5} (docs/reliability.md).
+ * The crash harness, reduced for CI: 2,000 orders from clients that each place their customers'
+ * orders one after another (a customer's events share a key), 2 SIGKILLs of a server each aimed at
+ * its own window (with several servers, at one while the others keep working; each restart must
+ * resume within 5 s), with several servers a SIGSTOP pause of a lease holder, a broker restart, a
+ * 10-second PostgreSQL outage and 3 transient failures inside inbox transactions, with 20% of the
+ * events republished byte for byte and 3 poison messages. The full run is the same test with system
+ * properties, e.g. {@code -Dtorture.orders=20000 -Dtorture.kills=5 -Dtorture.instances=3}
+ * (docs/reliability.md).
  */
 abstract class TortureContract {
 
@@ -45,6 +48,16 @@ abstract class TortureContract {
     return true;
   }
 
+  /** How many servers share the database and broker (several only on PostgreSQL). */
+  int instances() {
+    return 1;
+  }
+
+  /** Whether a lease holder is paused with SIGSTOP for longer than the lease, then resumed. */
+  boolean pause() {
+    return instances() > 1;
+  }
+
   /** The run's name in the summary file. */
   String label() {
     return broker() + (database().equals("postgresql") ? "" : "-" + database());
@@ -65,7 +78,8 @@ abstract class TortureContract {
                 Duration.ofSeconds(Integer.getInteger("torture.db-pause-seconds", 10)),
                 3,
                 "none")
-            .on(database(), timeZone(), java.util.Map.of());
+            .on(database(), timeZone(), java.util.Map.of())
+            .across(Integer.getInteger("torture.instances", instances()), pause());
     TortureHarness.Result result = new TortureHarness(settings).run();
     String summary = result.summary();
     System.out.println("TORTURE SUMMARY\n" + summary);
@@ -80,6 +94,20 @@ abstract class TortureContract {
     assertThat(result.killsLanded())
         .as("every kill held a server thread in its window first")
         .hasSize(settings.kills());
+    for (TortureHarness.Resume resume : result.resumes()) {
+      if (resume.waiting() > 0) {
+        assertThat(resume.first())
+            .as("a restarted server resumes the work its death held up within 5 s: " + resume)
+            .isNotNull()
+            .isLessThanOrEqualTo(Duration.ofSeconds(5));
+      }
+    }
+    if (settings.pause()) {
+      assertThat(result.fencing())
+          .as("the paused lease holder, resumed, tried to mark its batch and was refused")
+          .isNotNull()
+          .contains("was refused");
+    }
     if (result.killsLanded().contains(CrashPoints.HTTP_COMMITTED_NOT_ANSWERED)) {
       assertThat(result.answeredFromIdempotencyKey())
           .as("the client whose POST was committed but never answered got its order back")

@@ -14,9 +14,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -56,6 +58,10 @@ final class TortureHarness {
    * @param database postgresql, mariadb, or h2 (the embedded default, as shipped)
    * @param timeZone the server JVM's default time zone, or null for the machine's
    * @param overrides further server variables, e.g. a negative control's unsafe database URL
+   * @param instances how many servers share the database and the broker, clients spread across
+   *     them; kills aim at one at a time while the others keep working
+   * @param pause whether one lease holder is paused (SIGSTOP) inside a relay batch for longer than
+   *     the lease, then resumed, to prove it marks nothing once another instance took over
    */
   record Settings(
       String broker,
@@ -71,7 +77,9 @@ final class TortureHarness {
       String unsafe,
       String database,
       String timeZone,
-      Map<String, String> overrides) {
+      Map<String, String> overrides,
+      int instances,
+      boolean pause) {
 
     /** The usual run on PostgreSQL in the machine's time zone. */
     Settings(
@@ -100,7 +108,9 @@ final class TortureHarness {
           unsafe,
           "postgresql",
           null,
-          Map.of());
+          Map.of(),
+          1,
+          false);
     }
 
     /** This run with another database, time zone and extra server variables. */
@@ -119,7 +129,30 @@ final class TortureHarness {
           unsafe,
           database,
           timeZone,
-          overrides);
+          overrides,
+          instances,
+          pause);
+    }
+
+    /** This run on several servers, with or without a pause. */
+    Settings across(int instances, boolean pause) {
+      return new Settings(
+          broker,
+          orders,
+          kills,
+          firstPhase,
+          clients,
+          republishPercent,
+          poison,
+          brokerRestart,
+          databasePause,
+          handlerFailures,
+          unsafe,
+          database,
+          timeZone,
+          overrides,
+          instances,
+          pause);
     }
   }
 
@@ -135,6 +168,8 @@ final class TortureHarness {
       Duration duration,
       Duration drainAfterLastKill,
       List<String> chaos,
+      List<Resume> resumes,
+      String fencing,
       TortureVerdict verdict) {
 
     String summary() {
@@ -147,7 +182,9 @@ final class TortureHarness {
               + (settings.timeZone() == null ? "" : ", server time zone: " + settings.timeZone())
               + ", unsafe: "
               + settings.unsafe()
-              + (settings.overrides().isEmpty() ? "" : ", overrides: " + settings.overrides()),
+              + (settings.overrides().isEmpty() ? "" : ", overrides: " + settings.overrides())
+              + ", instances: "
+              + settings.instances(),
           "N (orders accepted): " + accepted + " of " + settings.orders(),
           "K (server SIGKILLs): "
               + settings.kills()
@@ -159,14 +196,50 @@ final class TortureHarness {
           "retries answered with the order the first attempt had placed (replayed): "
               + answeredFromIdempotencyKey,
           "duration: " + duration.toSeconds() + " s",
-          "lost: " + verdict.lost() + ", doubled: " + verdict.doubled(),
+          "lost: "
+              + verdict.lost()
+              + ", doubled: "
+              + verdict.doubled()
+              + ", out-of-order: "
+              + verdict.outOfOrder(),
+          "per-key order: "
+              + (verdict.notes().isEmpty() ? "required" : String.join("; ", verdict.notes())),
           "republished byte for byte: " + republished,
           "duplicates rejected by the inbox: " + duplicatesRejected,
           "redeliveries and relay re-publishes rejected (the rest): "
               + Math.max(0, duplicatesRejected - republished),
           "time to drain after the last kill: " + drainAfterLastKill.toMillis() + " ms",
+          "time to resume after each restart (ready -> first of the stuck orders charged ->"
+              + " all of them): "
+              + (resumes.isEmpty()
+                  ? "-"
+                  : String.join("; ", resumes.stream().map(Resume::toString).toList())),
+          "pause: " + (fencing == null ? "-" : fencing),
           "chaos: " + String.join("; ", chaos),
           "verdict: " + (verdict.ok() ? "OK" : "FAILED " + verdict.problems()));
+    }
+  }
+
+  /**
+   * How one restarted server resumed: of the orders accepted before the kill and still uncharged
+   * when it was ready again (the ones its death held up), when the first and the last were charged.
+   *
+   * @param waiting how many were waiting at ready; 0 when none were
+   * @param first from ready to the first of them charged, or null if none was
+   * @param all from ready to the last of them charged, or null if not all were
+   */
+  record Resume(String server, int waiting, Duration first, Duration all) {
+    @Override
+    public String toString() {
+      return server
+          + ": "
+          + (waiting == 0
+              ? "nothing was waiting"
+              : waiting
+                  + " waiting, first after "
+                  + (first == null ? "never" : first.toMillis() + " ms")
+                  + ", all after "
+                  + (all == null ? "never" : all.toMillis() + " ms"));
     }
   }
 
@@ -180,14 +253,26 @@ final class TortureHarness {
   /** Whether the harness reads the database itself (else through the running app's API). */
   private volatile boolean sqlReadable;
 
+  /** The first server's API, for reading the embedded database while it serves. */
   private PaymentsApi api;
+
+  private final List<VariantServer> servers = new ArrayList<>();
+  private final List<PaymentsApi> apis = new ArrayList<>();
+
+  /** Per server, where its crash points are armed. */
+  private final List<Path> crashPoints = new ArrayList<>();
+
+  /** Per customer (the events' key), the orders in the order they were accepted. */
+  private final Map<String, List<String>> committed = new ConcurrentHashMap<>();
+
+  private final List<Resume> resumes = new ArrayList<>();
+  private volatile String fencing;
   private final String keyPrefix = "torture-" + Long.toHexString(System.nanoTime());
   private final Map<String, Long> accepted = new ConcurrentHashMap<>();
   private final AtomicLong republished = new AtomicLong();
   private final AtomicLong clientRetries = new AtomicLong();
   private final AtomicLong answeredFromKey = new AtomicLong();
   private final List<String> killsLanded = new ArrayList<>();
-  private Path crashPoints;
   private final List<String> chaos = new ArrayList<>();
   private final AtomicBoolean stopRepublisher = new AtomicBoolean();
 
@@ -197,6 +282,9 @@ final class TortureHarness {
 
   Result run() throws Exception {
     Instant started = Instant.now();
+    if (settings.instances() > 1 && !settings.database().equals("postgresql")) {
+      throw new IllegalArgumentException("several instances share a PostgreSQL database only");
+    }
     try (TortureBroker broker = TortureBroker.of(settings.broker());
         TortureDatabase database =
             TortureDatabase.of(
@@ -206,41 +294,52 @@ final class TortureHarness {
       if (!broker.embedded()) {
         broker.injectPoison(settings.poison());
       }
-      VariantServer server =
-          new VariantServer(broker.name(), "torture-" + broker.label(), serverVariables(broker));
-      crashPoints = server.enableCrashPoints(settings.timeZone());
-      server.start();
+      for (int i = 0; i < settings.instances(); i++) {
+        VariantServer server =
+            new VariantServer(
+                broker.name(),
+                "torture-" + broker.label() + (i == 0 ? "" : "-" + (i + 1)),
+                serverVariables(broker));
+        crashPoints.add(server.enableCrashPoints(settings.timeZone()));
+        servers.add(server);
+      }
+      for (VariantServer server : servers) {
+        server.start();
+        apis.add(new PaymentsApi(server.url()));
+      }
+      api = apis.get(0);
       if (broker.embedded()) {
         broker.injectPoison(settings.poison()); // the broker lives in the server
       }
-      api = new PaymentsApi(server.url());
       Republisher republisher = new Republisher(broker);
       Thread republishing = new Thread(republisher, "torture-republisher");
       republishing.setDaemon(true);
       if (settings.republishPercent() > 0) {
         republishing.start();
       }
-      boolean serverStopped = false;
+      boolean serversStopped = false;
       try {
         ExecutorService clients = Executors.newFixedThreadPool(settings.clients());
         AtomicInteger next = new AtomicInteger();
+        clientsStarted = System.nanoTime();
         for (int c = 0; c < settings.clients(); c++) {
-          clients.execute(() -> placeOrders(api, next));
+          int client = c;
+          clients.execute(() -> placeOrders(client, next));
         }
         clients.shutdown();
-        Instant lastKill = runChaos(server, broker, clients);
+        Instant lastKill = runChaos(broker, clients);
         if (!clients.awaitTermination(10, TimeUnit.MINUTES)) {
           throw new IllegalStateException("clients did not finish placing orders");
         }
         Duration drain = drain(republisher, broker.orders, lastKill);
         if (!chaos.isEmpty() && chaos.get(chaos.size() - 1).startsWith("did not drain")) {
-          chaos.add(diagnose(server));
+          chaos.add(diagnose(servers.get(0)));
         }
         stopRepublisher.set(true);
         republishing.join(30_000);
         if (!db.readableWhileServing()) {
-          server.close(); // the server's process owns the embedded database's file
-          serverStopped = true;
+          servers.forEach(VariantServer::close); // the server owns the embedded database's file
+          serversStopped = true;
           sqlReadable = true;
         }
         return new Result(
@@ -254,11 +353,20 @@ final class TortureHarness {
             Duration.between(started, Instant.now()),
             drain,
             List.copyOf(chaos),
+            List.copyOf(resumes),
+            fencing,
             verdict(broker));
       } finally {
         stopRepublisher.set(true);
-        if (!serverStopped) {
-          server.close();
+        if (!serversStopped) {
+          for (VariantServer server : servers) {
+            try {
+              server.resume(); // in case a failure left it paused
+            } catch (RuntimeException alreadyGone) {
+              // stopped or killed
+            }
+            server.close();
+          }
         }
       }
     }
@@ -286,40 +394,79 @@ final class TortureHarness {
     return v;
   }
 
-  /** Each client places orders with an idempotency key, retrying the same key until accepted. */
-  private void placeOrders(PaymentsApi api, AtomicInteger next) {
+  /** When the clients started placing orders (System.nanoTime). */
+  private volatile long clientsStarted;
+
+  /**
+   * With several servers the clients never wait for a restart (they move to another server), and
+   * would place every order before the chaos is half done. There, orders are spread over about 25 s
+   * per chaos step, so every step lands while orders, the relay and the inbox are busy. A load
+   * shape, not a wait for a result.
+   */
+  private void paceOrder(int i) {
+    if (servers.size() == 1) {
+      return;
+    }
+    long steps = settings.kills() + (settings.pause() ? 1 : 0) + (settings.brokerRestart() ? 1 : 0);
+    long spread = Duration.ofSeconds(25).toNanos() * (steps + 1);
+    long due = clientsStarted + spread / settings.orders() * i;
+    long wait = due - System.nanoTime();
+    if (wait > 0) {
+      pause(Duration.ofNanos(wait));
+    }
+  }
+
+  /** How many customers each client places orders for, one after another. */
+  static final int CUSTOMERS_PER_CLIENT = 12;
+
+  /**
+   * Each client places orders with an idempotency key, retrying the same key until accepted, for
+   * customers of its own: a customer's next order only after the previous one's 2xx, so the order
+   * of acceptance is the order of commit, the true order of the customer's events (their key). A
+   * client starts at its own server and moves to the next one after an error, as a load balancer
+   * would.
+   */
+  private void placeOrders(int client, AtomicInteger next) {
+    int at = client % apis.size();
     for (int i = next.getAndIncrement(); i < settings.orders(); i = next.getAndIncrement()) {
+      paceOrder(i);
       long cents = 100 + (long) (Math.random() * 10_000);
-      String body = "{\"customer\":\"torture-" + (i % 97) + "\",\"amountCents\":" + cents + "}";
+      String customer = "torture-" + client + "-" + (i % CUSTOMERS_PER_CLIENT);
+      String body = "{\"customer\":\"" + customer + "\",\"amountCents\":" + cents + "}";
       String key = keyPrefix + "-" + i;
       while (true) {
         try {
-          HttpResponse<String> r = api.post("/orders", body, "Idempotency-Key", key);
+          HttpResponse<String> r = apis.get(at).post("/orders", body, "Idempotency-Key", key);
           if (r.statusCode() == 200 || r.statusCode() == 201) {
-            accepted.put(PaymentsApi.text(r.body(), "orderId"), cents);
+            String orderId = PaymentsApi.text(r.body(), "orderId");
+            accepted.put(orderId, cents);
+            committed
+                .computeIfAbsent(
+                    customer, k -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                .add(orderId);
             if (r.headers().firstValue("Idempotency-Replayed").isPresent()) {
               answeredFromKey.incrementAndGet(); // a retry found the order its first try placed
             }
             break;
           }
         } catch (RuntimeException serverDownOrTimedOut) {
-          // the server was killed mid-request, or is restarting: retry with the same key
+          // killed mid-request, restarting or paused: retry with the same key, elsewhere
         }
         clientRetries.incrementAndGet();
+        at = (at + 1) % apis.size();
         pause(Duration.ofMillis(200));
       }
     }
   }
 
   /**
-   * The kills, the broker restart and the database pause, one after another, each once the clients
-   * have placed a further share of the orders, so each lands while orders, the relay and the inbox
-   * are all busy.
+   * The kills, the pause, the broker restart and the database pause, one after another, each once
+   * the clients have placed a further share of the orders, so each lands while orders, the relay
+   * and the inbox are all busy. Kills aim at the servers in turn.
    *
    * @return when the last kill's server was back
    */
-  private Instant runChaos(VariantServer server, TortureBroker broker, ExecutorService clients)
-      throws Exception {
+  private Instant runChaos(TortureBroker broker, ExecutorService clients) throws Exception {
     List<String> plan = new ArrayList<>();
     for (int k = 0; k < settings.kills(); k++) {
       plan.add("kill");
@@ -327,11 +474,17 @@ final class TortureHarness {
     if (settings.brokerRestart()) {
       plan.add(Math.min(1, plan.size()), "broker");
     }
-    if (!settings.databasePause().isZero() && db.canPause()) {
+    // Several servers: the database outage and the injected failures are the single-server runs'
+    // part; these runs spend their time on kills and the pause.
+    boolean single = servers.size() == 1;
+    if (single && !settings.databasePause().isZero() && db.canPause()) {
       plan.add(Math.min(2, plan.size()), "database");
     }
-    if (settings.handlerFailures() > 0) {
+    if (single && settings.handlerFailures() > 0) {
       plan.add(Math.min(3, plan.size()), "failures");
+    }
+    if (settings.pause()) {
+      plan.add(Math.min(1, plan.size()), "pause"); // early, while the relay is busy
     }
     int kills = 0;
     Instant lastKill = Instant.now();
@@ -351,21 +504,30 @@ final class TortureHarness {
               + quietly(() -> accepted.size() - chargeCount());
       switch (plan.get(step)) {
         case "kill" -> {
+          int target = kills % servers.size();
           String phase = KILL_PHASES.get((settings.firstPhase() + kills++) % KILL_PHASES.size());
-          String held = arm(phase + " park");
+          VariantServer server = servers.get(target);
+          String held = arm(target, phase + " park");
+          Set<String> waiting = sqlReadable ? uncharged() : Set.of();
           server.kill();
-          Files.deleteIfExists(crashPoints.resolve("armed")); // the restarted server runs free
+          Files.deleteIfExists(crashPoints.get(target).resolve("armed")); // the restart runs free
+          String who = servers.size() > 1 ? "server " + (target + 1) + ": " : "";
           if (held != null) {
             killsLanded.add(phase);
-            chaos.add("SIGKILL with " + held + " held, at " + state);
+            chaos.add(who + "SIGKILL with " + held + " held, at " + state);
           } else {
-            chaos.add("SIGKILL at " + state + ", " + phase + " not reached within a minute");
+            chaos.add(who + "SIGKILL at " + state + ", " + phase + " not reached within a minute");
           }
           server.start();
           lastKill = Instant.now();
+          if (sqlReadable) {
+            resumes.add(resumed("server " + (target + 1), waiting, lastKill));
+          }
         }
+        case "pause" -> pauseALeaseHolder(state);
         case "failures" -> {
-          String at = arm(CrashPoints.INBOX_BEFORE_COMMIT + " fail " + settings.handlerFailures());
+          String at =
+              arm(0, CrashPoints.INBOX_BEFORE_COMMIT + " fail " + settings.handlerFailures());
           chaos.add(
               settings.handlerFailures()
                   + " inbox transactions failed before commit, the first at "
@@ -387,15 +549,244 @@ final class TortureHarness {
     return lastKill;
   }
 
+  /** The accepted orders not charged yet. */
+  private Set<String> uncharged() throws SQLException {
+    Set<String> waiting = new HashSet<>(accepted.keySet());
+    waiting.removeAll(chargedOrders());
+    return waiting;
+  }
+
+  private Set<String> chargedOrders() throws SQLException {
+    Set<String> charged = new HashSet<>();
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT order_id FROM pay_ledger")) {
+      while (rs.next()) {
+        charged.add(rs.getString(1));
+      }
+    }
+    return charged;
+  }
+
   /**
-   * Arms a crash point in the running server and waits until a thread reaches it.
+   * After a restart: of the orders that were waiting when the server died and still are now that it
+   * is ready, when the first and the last are charged (within two minutes).
+   */
+  private Resume resumed(String server, Set<String> waitingAtKill, Instant ready) {
+    Set<String> waiting = new HashSet<>(waitingAtKill);
+    try {
+      waiting.removeAll(chargedOrders());
+    } catch (SQLException e) {
+      return new Resume(server, -1, null, null);
+    }
+    if (waiting.isEmpty()) {
+      return new Resume(server, 0, null, null);
+    }
+    int total = waiting.size();
+    AtomicLong first = new AtomicLong();
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofMillis(100))
+          .until(
+              () -> {
+                Set<String> charged = quietlyCharged();
+                int before = waiting.size();
+                waiting.removeAll(charged);
+                if (waiting.size() < before) {
+                  first.compareAndSet(0, System.currentTimeMillis());
+                }
+                return waiting.isEmpty();
+              });
+      return new Resume(
+          server,
+          total,
+          Duration.ofMillis(first.get() - ready.toEpochMilli()),
+          Duration.between(ready, Instant.now()));
+    } catch (org.awaitility.core.ConditionTimeoutException stillWaiting) {
+      return new Resume(
+          server,
+          total,
+          first.get() == 0 ? null : Duration.ofMillis(first.get() - ready.toEpochMilli()),
+          null);
+    }
+  }
+
+  private Set<String> quietlyCharged() {
+    try {
+      return chargedOrders();
+    } catch (SQLException down) {
+      return Set.of();
+    }
+  }
+
+  /**
+   * Holds a relay thread of one server between publishing a batch and marking it, stops the whole
+   * process (SIGSTOP) until the other servers have taken every lease it held, then resumes it and
+   * lets the thread go on: it must mark nothing (it says so in its log).
+   */
+  private void pauseALeaseHolder(String state) throws Exception {
+    int target = servers.size() > 1 ? 1 : 0;
+    VariantServer server = servers.get(target);
+    String held = arm(target, CrashPoints.RELAY_PUBLISHED_NOT_MARKED + " hold");
+    if (held == null) {
+      fencing =
+          "no relay batch of server "
+              + (target + 1)
+              + " (pid "
+              + server.pid()
+              + ") reached the window within a minute; leases by owner: "
+              + quietlyLeases()
+              + "; pending rows by lease owner: "
+              + quietlyPendingByOwner()
+              + "; published per server: "
+              + publishedPerServer()
+              + "; "
+              + quietlyThreadDump(server);
+      Files.deleteIfExists(crashPoints.get(target).resolve("armed"));
+      return;
+    }
+    String owner = "%-" + server.pid() + "-%"; // instance ids hold the process id
+    long leasesBefore = leasesOwnedLike(owner);
+    Instant stopped = Instant.now();
+    server.pause();
+    // Until the others hold every lease it held; or, where its open transaction still locks a
+    // lease row (it was paused inside a claim), until all its leases have expired and the others
+    // have had three lease durations to take the rest.
+    long[] kept = new long[1];
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofMinutes(2))
+          .pollInterval(Duration.ofMillis(200))
+          .until(
+              () -> {
+                kept[0] = leasesOwnedLike(owner);
+                long seconds = Duration.between(stopped, Instant.now()).toSeconds();
+                return seconds >= 6 // longer than the lease (5 s)
+                    && (kept[0] == 0 || (unexpiredLeasesOwnedLike(owner) == 0 && seconds >= 15));
+              });
+    } finally {
+      server.resume();
+    }
+    Duration pausedFor = Duration.between(stopped, Instant.now());
+    Files.deleteIfExists(crashPoints.get(target).resolve("armed")); // the held thread goes on
+    String refusal = "lost the partition's lease while it published";
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofMillis(200))
+          .until(() -> server.log().contains(refusal));
+      String line = server.log().lines().filter(l -> l.contains(refusal)).findFirst().orElseThrow();
+      fencing =
+          "server "
+              + (target + 1)
+              + " held with "
+              + held
+              + " and "
+              + leasesBefore
+              + " leases, SIGSTOP for "
+              + pausedFor.toMillis()
+              + " ms (lease 5 s) until the others held "
+              + (kept[0] == 0
+                  ? "all its leases"
+                  : "all but "
+                      + kept[0]
+                      + " (expired, their rows locked by its paused transaction)")
+              + "; after SIGCONT it tried to mark its batch and was refused: "
+              + line.substring(line.indexOf("outbox partition"));
+    } catch (org.awaitility.core.ConditionTimeoutException notRefused) {
+      fencing = null; // the contract fails the run: the resumed instance was not fenced
+      chaos.add("server " + (target + 1) + " resumed after the pause and was not refused");
+    }
+    chaos.add("server " + (target + 1) + " paused " + pausedFor.toMillis() + " ms at " + state);
+  }
+
+  private String publishedPerServer() {
+    List<String> out = new ArrayList<>();
+    for (PaymentsApi a : apis) {
+      try {
+        out.add(
+            a.get("/metrics")
+                .body()
+                .lines()
+                .filter(
+                    l ->
+                        l.startsWith("postbox_outbox_published_total")
+                            || l.startsWith("postbox_outbox_fenced"))
+                .toList()
+                .toString());
+      } catch (RuntimeException e) {
+        out.add("(" + e + ")");
+      }
+    }
+    return out.toString();
+  }
+
+  private String quietlyPendingByOwner() {
+    try {
+      return perOrder(
+              "SELECT COALESCE(l.owner, '-'), COUNT(*) FROM postbox_outbox o JOIN postbox_lease l"
+                  + " ON l.partition_no = o.partition_no WHERE o.status = 'PENDING' GROUP BY 1")
+          .toString();
+    } catch (SQLException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
+  }
+
+  private static String quietlyThreadDump(VariantServer server) {
+    try {
+      return "threads: " + server.threadDump();
+    } catch (Exception e) {
+      return "(no thread dump: " + e + ")";
+    }
+  }
+
+  private String quietlyLeases() {
+    try {
+      return perOrder(
+              "SELECT CONCAT(owner, ' until ', lease_until), COUNT(*) FROM postbox_lease GROUP BY 1")
+          .toString();
+    } catch (SQLException e) {
+      return "(unreadable: " + e.getMessage() + ")";
+    }
+  }
+
+  private long unexpiredLeasesOwnedLike(String pattern) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT COUNT(*) FROM postbox_lease WHERE owner LIKE ?"
+                    + " AND lease_until > CURRENT_TIMESTAMP")) {
+      ps.setString(1, pattern);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  private long leasesOwnedLike(String pattern) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps =
+            c.prepareStatement("SELECT COUNT(*) FROM postbox_lease WHERE owner LIKE ?")) {
+      ps.setString(1, pattern);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /**
+   * Arms a crash point in a running server and waits until a thread reaches it.
    *
    * @return the point and the thread that reached it, or null if none did within a minute
    */
-  private String arm(String line) throws IOException {
-    Path reached = crashPoints.resolve("reached");
+  private String arm(int server, String line) throws IOException {
+    Path points = crashPoints.get(server);
+    Path reached = points.resolve("reached");
     Files.deleteIfExists(reached);
-    Files.writeString(crashPoints.resolve("armed"), line);
+    Files.writeString(points.resolve("armed"), line);
     try {
       org.awaitility.Awaitility.await()
           .atMost(Duration.ofMinutes(1))
@@ -490,17 +881,45 @@ final class TortureHarness {
   }
 
   private TortureVerdict verdict(TortureBroker broker) throws SQLException {
+    Map<String, List<String>> placed = new HashMap<>();
+    committed.forEach(
+        (customer, orders) -> {
+          synchronized (orders) {
+            placed.put(customer, List.copyOf(orders));
+          }
+        });
     return TortureVerdict.judge(
-        Map.copyOf(accepted),
-        perOrder("SELECT order_id, COUNT(*) FROM pay_ledger GROUP BY order_id"),
-        perOrder("SELECT order_id, COUNT(*) FROM pay_notification GROUP BY order_id"),
-        single("SELECT COALESCE(SUM(amount_cents), 0) FROM pay_ledger"),
-        undispatched(),
-        perOrder(
-            "SELECT reason, COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN' GROUP BY reason"),
-        settings.poison(),
-        duplicatesRejected(broker),
-        republished.get());
+            Map.copyOf(accepted),
+            perOrder("SELECT order_id, COUNT(*) FROM pay_ledger GROUP BY order_id"),
+            perOrder("SELECT order_id, COUNT(*) FROM pay_notification GROUP BY order_id"),
+            single("SELECT COALESCE(SUM(amount_cents), 0) FROM pay_ledger"),
+            undispatched(),
+            perOrder(
+                "SELECT reason, COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN'"
+                    + " GROUP BY reason"),
+            settings.poison(),
+            duplicatesRejected(broker),
+            republished.get())
+        .inOrder("charges", placed, applied("pay_ledger"), broker.ordered())
+        .inOrder("notifications", placed, applied("pay_notification"), broker.ordered());
+  }
+
+  /** Per customer, the effects in a table in the order of their numbers. */
+  private Map<String, List<TortureVerdict.Applied>> applied(String table) throws SQLException {
+    Map<String, List<TortureVerdict.Applied>> out = new HashMap<>();
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT customer, order_id, account_seq FROM "
+                    + table
+                    + " WHERE customer IS NOT NULL ORDER BY customer, account_seq")) {
+      while (rs.next()) {
+        out.computeIfAbsent(rs.getString(1), k -> new ArrayList<>())
+            .add(new TortureVerdict.Applied(rs.getString(2), rs.getLong(3)));
+      }
+    }
+    return out;
   }
 
   // ---- the independent republisher ----

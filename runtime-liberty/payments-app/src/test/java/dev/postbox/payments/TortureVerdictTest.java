@@ -2,6 +2,8 @@ package dev.postbox.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.postbox.payments.TortureVerdict.Applied;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -71,5 +73,94 @@ class TortureVerdictTest {
         .anyMatch(p -> p.contains("2 poison messages injected, 0"))
         .anyMatch(p -> p.contains("HANDLER_FAILED"))
         .anyMatch(p -> p.contains("rejected 5 duplicates; 9"));
+  }
+
+  // ---- per-key order ----
+
+  private static final Map<String, List<String>> PLACED =
+      Map.of("ann", List.of("a1", "a2", "a3", "a4"), "bob", List.of("b1", "b2"));
+
+  private static TortureVerdict clean() {
+    return new TortureVerdict(0, 0, List.of());
+  }
+
+  private static List<Applied> applied(String... orders) {
+    List<Applied> out = new java.util.ArrayList<>();
+    for (int i = 0; i < orders.length; i++) {
+      out.add(new Applied(orders[i], i + 1));
+    }
+    return out;
+  }
+
+  @Test
+  void effectsInPlacedOrderPass() {
+    TortureVerdict v =
+        clean()
+            .inOrder(
+                "charges",
+                PLACED,
+                Map.of("ann", applied("a1", "a2", "a3", "a4"), "bob", applied("b1", "b2")),
+                true);
+    assertThat(v.ok()).as(v.problems().toString()).isTrue();
+    assertThat(v.outOfOrder()).isZero();
+  }
+
+  @Test
+  void aSwapFailsAndNamesTheKey() {
+    TortureVerdict v =
+        clean()
+            .inOrder(
+                "charges",
+                PLACED,
+                Map.of("ann", applied("a1", "a3", "a2", "a4"), "bob", applied("b1", "b2")),
+                true);
+    assertThat(v.ok()).isFalse();
+    assertThat(v.outOfOrder()).isEqualTo(1);
+    assertThat(v.problems()).singleElement().asString().contains("key ann: a3 (placed 3)");
+  }
+
+  @Test
+  void aLateFirstEventCountsEveryEffectThatOvertookIt() {
+    TortureVerdict v =
+        clean().inOrder("charges", PLACED, Map.of("ann", applied("a2", "a3", "a4", "a1")), true);
+    assertThat(v.outOfOrder()).isEqualTo(3);
+  }
+
+  @Test
+  void aGapFailsEvenWhenTheMissingEventNeverCame() {
+    TortureVerdict v =
+        clean().inOrder("charges", PLACED, Map.of("ann", applied("a1", "a3", "a4")), true);
+    assertThat(v.outOfOrder()).isEqualTo(2);
+    assertThat(v.ok()).isFalse();
+  }
+
+  @Test
+  void twoEffectsWithOneNumberWereAppliedSideBySide() {
+    TortureVerdict v =
+        clean()
+            .inOrder(
+                "notifications",
+                PLACED,
+                Map.of("bob", List.of(new Applied("b1", 1), new Applied("b2", 1))),
+                true);
+    assertThat(v.problems()).anyMatch(p -> p.contains("side by side"));
+    assertThat(v.outOfOrder()).isEqualTo(1);
+  }
+
+  @Test
+  void aDoubleIsNotAlsoADisorder() {
+    TortureVerdict v =
+        clean().inOrder("charges", PLACED, Map.of("bob", applied("b1", "b1", "b2")), true);
+    assertThat(v.outOfOrder()).isZero();
+    assertThat(v.ok()).isTrue(); // the double itself is judged by judge()
+  }
+
+  @Test
+  void whereOrderIsNotPromisedDisorderIsNotedNotFailed() {
+    TortureVerdict v =
+        clean().inOrder("charges", PLACED, Map.of("ann", applied("a2", "a1", "a3", "a4")), false);
+    assertThat(v.ok()).isTrue();
+    assertThat(v.outOfOrder()).isEqualTo(1);
+    assertThat(v.notes()).singleElement().asString().contains("applied before");
   }
 }

@@ -160,7 +160,31 @@ final class VariantServer implements AutoCloseable {
     return out;
   }
 
-  private long pid() {
+  /** SIGSTOP: the whole process stops at once, as in a long stop-the-world pause. */
+  void pause() {
+    signal("STOP");
+  }
+
+  /** SIGCONT after {@link #pause}. */
+  void resume() {
+    signal("CONT");
+  }
+
+  private void signal(String signal) {
+    try {
+      Process p = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).start();
+      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new IllegalStateException("kill -" + signal + " failed for server " + name);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  long pid() {
     Path pidFile = wlp.resolve("usr/servers/.pid/" + name + ".pid");
     try {
       return Long.parseLong(Files.readString(pidFile).trim());

@@ -1,5 +1,6 @@
 package dev.postbox.payments.notifications;
 
+import dev.postbox.payments.payments.Accounts;
 import dev.postbox.payments.payments.PaymentReceived;
 import dev.postbox.runtime.jakarta.Handles;
 import dev.postbox.runtime.jakarta.JsonEventHandler;
@@ -12,7 +13,10 @@ import java.sql.Timestamp;
 import java.time.Instant;
 import javax.sql.DataSource;
 
-/** The notifications handler: one notification per payment, recorded through the inbox. */
+/**
+ * The notifications handler: one notification per payment, recorded through the inbox, numbered per
+ * customer in the order applied ({@code account_seq}).
+ */
 @ApplicationScoped
 @Handles(
     destination = "${payments.payments.topic}",
@@ -28,19 +32,21 @@ public class NotifyCustomer extends JsonEventHandler<PaymentReceived> {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT INTO pay_notification (order_id, event_id, message, created_at)"
-                    + " VALUES (?, ?, ?, ?)")) {
+                "INSERT INTO pay_notification (order_id, customer, account_seq, event_id, message,"
+                    + " created_at) VALUES (?, ?, ?, ?, ?, ?)")) {
       ps.setString(1, payment.orderId());
-      ps.setString(2, event.id());
+      ps.setString(2, payment.customer());
+      ps.setLong(3, Accounts.next(c, "pay_notification", payment.customer()));
+      ps.setString(4, event.id());
       ps.setString(
-          3,
+          5,
           "Dear "
               + payment.customer()
               + ", we received "
               + String.format(java.util.Locale.ROOT, "%.2f", payment.amountCents() / 100.0)
               + " for order "
               + payment.orderId());
-      ps.setTimestamp(4, Timestamp.from(Instant.now()));
+      ps.setTimestamp(6, Timestamp.from(Instant.now()));
       ps.executeUpdate();
     }
   }

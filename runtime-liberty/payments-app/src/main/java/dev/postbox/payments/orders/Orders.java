@@ -22,7 +22,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Places orders: the order row and its {@code OrderCaptured} event in one JTA transaction, so the
- * event exists if and only if the order does.
+ * event exists if and only if the order does. The event's key is the customer: a customer's orders
+ * form one stream, charged in the order they were placed.
  */
 @ApplicationScoped
 public class Orders {
@@ -72,7 +73,8 @@ public class Orders {
         outbox.record(
             OutboxEvent.builder()
                 .destination(ordersTopic)
-                .key(order.orderId())
+                // A customer's events share a key, so they are delivered in the order placed.
+                .key(order.customer())
                 .type(OrderCaptured.TYPE)
                 .source(source)
                 .subject(order.orderId())

@@ -21,6 +21,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * The payments handler: charges each captured order into the ledger and records {@code
  * PaymentReceived}, all in the inbox's transaction, so a redelivered {@code OrderCaptured} can
  * neither charge twice nor announce a payment twice.
+ *
+ * <p>Each charge takes the next number of its customer's account ({@code account_seq}): the order
+ * in which a customer's charges were applied, which must be the order the customer placed them in.
  */
 @ApplicationScoped
 @Handles(destination = "${payments.orders.topic}", group = "payments", types = OrderCaptured.TYPE)
@@ -44,18 +47,20 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT INTO pay_ledger (order_id, amount_cents, event_id, charged_at)"
-                    + " VALUES (?, ?, ?, ?)")) {
+                "INSERT INTO pay_ledger (order_id, customer, account_seq, amount_cents, event_id,"
+                    + " charged_at) VALUES (?, ?, ?, ?, ?, ?)")) {
       ps.setString(1, order.orderId());
-      ps.setLong(2, order.amountCents());
-      ps.setString(3, event.id());
-      ps.setTimestamp(4, Timestamp.from(Instant.now()));
+      ps.setString(2, order.customer());
+      ps.setLong(3, Accounts.next(c, "pay_ledger", order.customer()));
+      ps.setLong(4, order.amountCents());
+      ps.setString(5, event.id());
+      ps.setTimestamp(6, Timestamp.from(Instant.now()));
       ps.executeUpdate();
     }
     outbox.record(
         OutboxEvent.builder()
             .destination(paymentsTopic)
-            .key(order.orderId())
+            .key(order.customer())
             .type(PaymentReceived.TYPE)
             .source(source)
             .subject(order.orderId())

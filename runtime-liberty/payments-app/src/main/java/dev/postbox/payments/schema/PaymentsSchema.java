@@ -13,7 +13,8 @@ import javax.sql.DataSource;
 /**
  * The app's business tables, created at startup if absent. Portable SQL (H2, PostgreSQL, MariaDB).
  * The ledger deliberately has no unique constraint on the order: only the inbox stands between a
- * redelivered event and a second charge, so a double would show.
+ * redelivered event and a second charge, so a double would show; and none on a customer's {@code
+ * account_seq} either, so charges applied out of order or side by side would show too.
  */
 @ApplicationScoped
 public class PaymentsSchema {
@@ -27,7 +28,15 @@ public class PaymentsSchema {
         + " charged_at TIMESTAMP NOT NULL)",
     "CREATE TABLE IF NOT EXISTS pay_notification (order_id VARCHAR(64) NOT NULL,"
         + " event_id VARCHAR(256) NOT NULL, message VARCHAR(400) NOT NULL,"
-        + " created_at TIMESTAMP NOT NULL)"
+        + " created_at TIMESTAMP NOT NULL)",
+    // Per-customer numbering, in the order applied (added to tables of earlier versions too).
+    "ALTER TABLE pay_ledger ADD COLUMN IF NOT EXISTS customer VARCHAR(200)",
+    "ALTER TABLE pay_ledger ADD COLUMN IF NOT EXISTS account_seq BIGINT",
+    "ALTER TABLE pay_notification ADD COLUMN IF NOT EXISTS customer VARCHAR(200)",
+    "ALTER TABLE pay_notification ADD COLUMN IF NOT EXISTS account_seq BIGINT",
+    "CREATE INDEX IF NOT EXISTS pay_ledger_account ON pay_ledger (customer, account_seq)",
+    "CREATE INDEX IF NOT EXISTS pay_notification_account"
+        + " ON pay_notification (customer, account_seq)"
   };
 
   @Resource(lookup = "jdbc/postbox")

@@ -93,6 +93,13 @@ final class CrashSwitch {
       armedTimes = armedToFail && armed.length > 2 ? Integer.parseInt(armed[2]) : 1;
       remaining.set(armedTimes);
       armedPoint = armed.length > 1 ? armed[0] : "";
+      System.getLogger(CrashSwitch.class.getName())
+          .log(
+              System.Logger.Level.INFO,
+              "crash point "
+                  + (line.isEmpty() ? "disarmed" : "armed: " + line)
+                  + " in "
+                  + directory);
     }
   }
 

@@ -119,9 +119,12 @@ public final class InboxProcessor {
   }
 
   /** Events of one key share a lane; events without a key spread by id. */
-  private static String laneKey(Delivery d) {
+  private String laneKey(Delivery d) {
     try {
       Envelope e = d.envelope();
+      if (settings.unsafe() == InboxSettings.Unsafe.NO_KEY_LANES) {
+        return e.id();
+      }
       return e.key() != null ? e.key() : e.id();
     } catch (RuntimeException unreadable) {
       return ""; // classified (and dead-lettered) in its lane

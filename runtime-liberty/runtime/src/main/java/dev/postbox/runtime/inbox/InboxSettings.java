@@ -41,7 +41,12 @@ public record InboxSettings(
     /** Run the handler even for an event id already recorded: redeliveries double the effect. */
     SKIP_DEDUP,
     /** Acknowledge before the transaction commits: a crash or failure after the ack loses it. */
-    ACK_BEFORE_COMMIT
+    ACK_BEFORE_COMMIT,
+    /**
+     * Split a poll batch into lanes by event id, not by key (with more than one worker): a key's
+     * events run side by side, out of order.
+     */
+    NO_KEY_LANES
   }
 
   public InboxSettings {

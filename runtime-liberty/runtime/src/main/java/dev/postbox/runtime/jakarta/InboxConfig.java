@@ -102,16 +102,19 @@ record InboxConfig(
             Duration.ofDays(1)));
   }
 
-  /** The negative control's switch: none, skip-dedup or ack-before-commit. */
+  /** The negative controls' switch: none, skip-dedup, ack-before-commit or no-key-lanes. */
   private static InboxSettings.Unsafe unsafe(BrokerConfig c) {
     String value = c.string("postbox.inbox.unsafe", "none");
     return switch (value) {
       case "none" -> InboxSettings.Unsafe.NONE;
       case "skip-dedup" -> InboxSettings.Unsafe.SKIP_DEDUP;
       case "ack-before-commit" -> InboxSettings.Unsafe.ACK_BEFORE_COMMIT;
+      case "no-key-lanes" -> InboxSettings.Unsafe.NO_KEY_LANES;
       default ->
           throw c.invalid(
-              "postbox.inbox.unsafe", value, "must be none, skip-dedup or ack-before-commit");
+              "postbox.inbox.unsafe",
+              value,
+              "must be none, skip-dedup, ack-before-commit or no-key-lanes");
     };
   }
 
