@@ -5,6 +5,7 @@ import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;
+import dev.postbox.runtime.relay.OutboxNotifications;
 import dev.postbox.runtime.relay.Relay;
 import dev.postbox.runtime.relay.RelayListener;
 import dev.postbox.runtime.relay.RelaySettings;
@@ -68,7 +69,7 @@ public final class RelayBenchmark {
               + THROUGHPUT_EVENTS
               + " committed events (64 partitions, batch 500, 4 workers/instance)");
       System.out.printf("%-28s %12s %12s%n", "peer", "seconds", "events/s");
-      for (int instances : new int[] {1, 3}) {
+      for (int instances : new int[] {1, 2, 3}) {
         throughput(broker, kafka, instances);
       }
       System.out.println(
@@ -82,9 +83,12 @@ public final class RelayBenchmark {
       System.out.printf(
           "%-28s %10s %10s %10s %10s %10s%n",
           "peer", "events", "p50 ms", "p99 ms", "p99.9 ms", "max ms");
-      latency(broker, kafka, "after-commit wake-up", true, Duration.ofMillis(500), 4);
-      latency(broker, kafka, "wake-up, 8 workers", true, Duration.ofMillis(500), 8);
-      latency(broker, kafka, "polling every 1 s", false, Duration.ofSeconds(1), 4);
+      latency(broker, kafka, "after-commit wake-up", true, Duration.ofMillis(500), 4, 1, false);
+      latency(broker, kafka, "wake-up, 8 workers", true, Duration.ofMillis(500), 8, 1, false);
+      latency(broker, kafka, "polling every 1 s", false, Duration.ofSeconds(1), 4, 1, false);
+      latency(
+          broker, kafka, "2 instances, NOTIFY across", true, Duration.ofMillis(500), 4, 2, true);
+      latency(broker, kafka, "2 instances, poll 500 ms", true, Duration.ofMillis(500), 4, 2, false);
     } finally {
       if (kafka != null) {
         kafka.close();
@@ -125,8 +129,22 @@ public final class RelayBenchmark {
     }
   }
 
+  /**
+   * @param instances relays sharing the partitions; the writer runs beside the first, which it
+   *     wakes after commit when that one holds the row's partition
+   * @param announce whether, after a commit whose partition another instance holds, the writer's
+   *     instance announces it (NOTIFY, sent and heard by each instance's {@link
+   *     OutboxNotifications}); otherwise that instance finds the row at its next poll
+   */
   private static void latency(
-      Broker broker, KafkaTestBroker kafka, String name, boolean wake, Duration poll, int workers)
+      Broker broker,
+      KafkaTestBroker kafka,
+      String name,
+      boolean wake,
+      Duration poll,
+      int workers,
+      int instances,
+      boolean announce)
       throws Exception {
     try (PostgresSchema schema = new PostgresSchema("&reWriteBatchedInserts=true")) {
       String topic = topic(kafka, 8);
@@ -142,7 +160,21 @@ public final class RelayBenchmark {
               }
             }
           };
-      RelayHandle relay = RelayHandle.start(schema, broker, "lat", poll, listener, workers);
+      List<RelayHandle> relays = new ArrayList<>();
+      List<OutboxNotifications> listeners = new ArrayList<>();
+      for (int i = 0; i < instances; i++) {
+        RelayHandle r = RelayHandle.start(schema, broker, "lat-" + i, poll, listener, workers);
+        relays.add(r);
+        if (announce) {
+          OutboxNotifications l = new OutboxNotifications(schema.pool, r.relay::wake, Thread::new);
+          l.start();
+          listeners.add(l);
+        }
+      }
+      while (relays.stream().anyMatch(r -> r.relay.ownedPartitions().size() < 64 / instances)) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // until the leases are shared
+      }
+      Relay local = relays.get(0).relay;
       long periodNanos = 1_000_000_000L / RATE;
       long start = System.nanoTime();
       long end = start + WARM_UP.plus(LATENCY_RUN).toNanos();
@@ -160,19 +192,25 @@ public final class RelayBenchmark {
           measuring = true;
         }
         OutboxEvent e = event(topic, "key-" + (n % 200), (int) n);
+        int partition = Partitioner.partition(e.key(), e.eventId(), 64);
+        boolean held = local.ownedPartitions().contains(partition);
         schema.tx.inTransaction(
             c -> {
               repo.insert(c, e, Instant.now());
               return null;
             });
-        if (wake) {
-          relay.relay.wake(Partitioner.partition(e.key(), e.eventId(), 64));
+        // after the commit, as the Jakarta wiring does
+        if (wake && held) {
+          local.wake(partition);
+        } else if (announce && !held) {
+          listeners.get(0).announce(List.of(partition));
         }
         n++;
       }
       LockSupport.parkNanos(poll.toNanos() * 2 + TimeUnit.MILLISECONDS.toNanos(500));
       Histogram h = recorder.getIntervalHistogram();
-      relay.close();
+      listeners.forEach(OutboxNotifications::close);
+      relays.forEach(RelayHandle::close);
       System.out.printf(
           "%-28s %,10d %10.1f %10.1f %10.1f %10.1f%n",
           name,

@@ -33,6 +33,11 @@ final class KafkaBroker implements Broker {
   private final AtomicInteger consumerSequence = new AtomicInteger();
   private final java.util.Set<String> staticIds =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /** Static ids another live consumer fenced us out of: rejoin dynamically. */
+  private final java.util.Set<String> fencedIds =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private Admin admin;
 
   private KafkaBroker(KafkaSettings settings) {
@@ -80,6 +85,18 @@ final class KafkaBroker implements Broker {
               Integer.toString(consumerSequence.incrementAndGet()),
               staticId,
               c -> {
+                if (c.staticId != null && fencedIds.add(c.staticId)) {
+                  System.getLogger(KafkaBroker.class.getName())
+                      .log(
+                          System.Logger.Level.WARNING,
+                          "Kafka group.instance.id '"
+                              + c.staticId
+                              + "' is used by another live consumer (two instances with one"
+                              + " member name: set postbox.member-name per instance); this one"
+                              + " rejoins as a dynamic member");
+                }
+              },
+              c -> {
                 consumers.remove(c);
                 if (c.staticId != null) {
                   staticIds.remove(c.staticId);
@@ -120,7 +137,7 @@ final class KafkaBroker implements Broker {
       return null;
     }
     String id = staticId(subscription.member(), subscription.group(), subscription.destination());
-    return staticIds.add(id) ? id : null;
+    return !fencedIds.contains(id) && staticIds.add(id) ? id : null;
   }
 
   /**

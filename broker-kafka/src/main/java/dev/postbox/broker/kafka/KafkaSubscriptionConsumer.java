@@ -58,6 +58,8 @@ final class KafkaSubscriptionConsumer implements Consumer {
   /** The consumer's {@code group.instance.id}, or null for a dynamic member. */
   final String staticId;
 
+  private final java.util.function.Consumer<KafkaSubscriptionConsumer> onFenced;
+
   private final ReentrantLock clientLock = new ReentrantLock();
   private final ConcurrentLinkedQueue<Settlement> settlements = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -73,8 +75,10 @@ final class KafkaSubscriptionConsumer implements Consumer {
       Subscription subscription,
       String clientSuffix,
       String staticId,
+      java.util.function.Consumer<KafkaSubscriptionConsumer> onFenced,
       java.util.function.Consumer<KafkaSubscriptionConsumer> onClose) {
     this.staticId = staticId;
+    this.onFenced = onFenced;
     this.subscription = subscription;
     this.maxNackDelay = settings.maxNackDelay();
     this.onClose = onClose;
@@ -156,6 +160,9 @@ final class KafkaSubscriptionConsumer implements Consumer {
     } catch (AuthorizationException | AuthenticationException | InvalidTopicException e) {
       throw new PermanentBrokerException(
           "poll " + subscription.destination() + ": " + e.getMessage(), e);
+    } catch (org.apache.kafka.common.errors.FencedInstanceIdException e) {
+      onFenced.accept(this); // the next subscription of this group joins as a dynamic member
+      throw KafkaErrors.map("poll " + subscription.destination(), e);
     } catch (KafkaException e) {
       throw new RetriableBrokerException(
           "poll " + subscription.destination() + ": " + e.getMessage(), e);

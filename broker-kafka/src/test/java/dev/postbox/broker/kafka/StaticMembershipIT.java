@@ -83,4 +83,57 @@ class StaticMembershipIT {
       consumer.close();
     }
   }
+
+  @Test
+  void twoLiveInstancesWithOneMemberNameFallBackToADynamicMemberInsteadOfFencingForever() {
+    // Two instances given the same member name (e.g. one host name and one server folder): the
+    // second fences the first. The first must then rejoin as a dynamic member, not fence back.
+    String topic = "static-dup-" + UUID.randomUUID();
+    String group = "static-dup";
+    KAFKA.createTopic(topic, 2);
+    try (Broker a = open(KAFKA.bootstrapServers());
+        Broker b = open(KAFKA.bootstrapServers())) {
+      Subscription sameName = Subscription.of(topic, group).withMember("same-host-same-folder");
+      Consumer first = a.subscribe(sameName);
+      first.poll(10, Duration.ofSeconds(3));
+      Consumer second = b.subscribe(sameName);
+      List<RuntimeException> failures = new ArrayList<>();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                second.poll(10, Duration.ofMillis(200));
+                try {
+                  first.poll(10, Duration.ofMillis(200));
+                } catch (RuntimeException fenced) {
+                  failures.add(fenced);
+                }
+                return !failures.isEmpty();
+              });
+      assertThat(failures.get(0)).hasMessageContaining("postbox.member-name");
+      first.close();
+      Consumer again = a.subscribe(sameName); // what the inbox's loop does after a failure
+      List<Envelope> sent = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        Envelope e = event("k" + i, i);
+        sent.add(e);
+      }
+      a.publisher().publishAll(topic, sent);
+      java.util.Set<String> got = new java.util.HashSet<>();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                for (Consumer c : List.of(again, second)) {
+                  for (Delivery d : c.poll(50, Duration.ofMillis(200))) {
+                    got.add(d.envelope().id());
+                    d.ack();
+                  }
+                }
+                return got.size() == sent.size();
+              });
+      again.close();
+      second.close();
+    }
+  }
 }

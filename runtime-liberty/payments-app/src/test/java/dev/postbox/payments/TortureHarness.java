@@ -115,27 +115,20 @@ final class TortureHarness {
 
     /** This run with another database, time zone and extra server variables. */
     Settings on(String database, String timeZone, Map<String, String> overrides) {
-      return new Settings(
-          broker,
-          orders,
-          kills,
-          firstPhase,
-          clients,
-          republishPercent,
-          poison,
-          brokerRestart,
-          databasePause,
-          handlerFailures,
-          unsafe,
-          database,
-          timeZone,
-          overrides,
-          instances,
-          pause);
+      return with(database, timeZone, overrides, instances, pause);
     }
 
     /** This run on several servers, with or without a pause. */
     Settings across(int instances, boolean pause) {
+      return with(database, timeZone, overrides, instances, pause);
+    }
+
+    private Settings with(
+        String database,
+        String timeZone,
+        Map<String, String> overrides,
+        int instances,
+        boolean pause) {
       return new Settings(
           broker,
           orders,

@@ -28,6 +28,11 @@ public enum Dialect {
     }
 
     @Override
+    public boolean canAnnounce() {
+      return true;
+    }
+
+    @Override
     public String insertInstanceIfAbsent() {
       return "INSERT INTO postbox_relay_instance (instance_id, heartbeat_at) VALUES (?, ?)"
           + " ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at";
@@ -121,6 +126,18 @@ public enum Dialect {
    */
   public String migrationLocation() {
     return "classpath:db/postbox/" + migrationFolder;
+  }
+
+  /** The channel on which PostgreSQL announces committed outbox rows' partitions. */
+  public static final String OUTBOX_CHANNEL = "postbox_outbox";
+
+  /**
+   * Whether instances can announce committed partitions to each other through the database
+   * (PostgreSQL {@code LISTEN/NOTIFY}, {@link dev.postbox.runtime.relay.OutboxNotifications});
+   * elsewhere the holder finds the rows at its next poll.
+   */
+  public boolean canAnnounce() {
+    return false;
   }
 
   /** The row-limit clause with one {@code ?} for the count. */

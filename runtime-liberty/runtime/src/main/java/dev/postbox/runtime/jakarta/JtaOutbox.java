@@ -19,8 +19,9 @@ import java.util.Set;
 /**
  * The {@link Outbox}: inserts the row with JDBC on the application's JTA data source, inside the
  * caller's transaction (the server shares one connection per transaction, so it commits with the
- * business rows in one local commit), and registers an interposed synchronization that wakes the
- * relay for the touched partitions right after the commit.
+ * business rows in one local commit), and registers an interposed synchronization that, right after
+ * the commit, wakes this instance's relay for the touched partitions it holds and announces the
+ * others to the instances that hold them (PostgreSQL NOTIFY, sent outside the transaction).
  *
  * <p>JDBC rather than JPA: timestamps are bound by the {@link dev.postbox.runtime.db.Dialect}, in
  * UTC on every database and whatever the JVM's time zone (a JPA {@code OffsetDateTime} in a MariaDB
@@ -63,6 +64,8 @@ public class JtaOutbox implements Outbox {
       }
     }
     OutboxRepository repository = runtime.repository();
+    int partition =
+        Partitioner.partition(withTrace.key(), withTrace.eventId(), repository.partitions());
     try (Connection c = runtime.dataSource().getConnection()) {
       repository.insert(c, withTrace, Instant.now());
     } catch (SQLException e) {
@@ -71,11 +74,14 @@ public class JtaOutbox implements Outbox {
       registry.setRollbackOnly();
       throw new DataAccessException("the outbox row could not be written: " + e.getMessage(), e);
     }
-    wakeAfterCommit(
-        Partitioner.partition(withTrace.key(), withTrace.eventId(), repository.partitions()));
+    wakeAfterCommit(partition);
     return withTrace.eventId();
   }
 
+  /**
+   * After commit: wakes this instance's relay for the partitions it holds, and announces the others
+   * to the instances that hold them (PostgreSQL; elsewhere they find the rows at their next poll).
+   */
   @SuppressWarnings("unchecked")
   private void wakeAfterCommit(int partition) {
     Set<Integer> partitions = (Set<Integer>) registry.getResource(PARTITIONS_KEY);
@@ -90,7 +96,8 @@ public class JtaOutbox implements Outbox {
             @Override
             public void afterCompletion(int status) {
               if (status == Status.STATUS_COMMITTED) {
-                touched.forEach(runtime::wake); // cheap: hands off to the relay's executor
+                // cheap: hands off to the relay's and the listener's threads
+                runtime.committed(touched);
               }
             }
           });

@@ -8,6 +8,7 @@ import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.relay.OutboxAdmin;
+import dev.postbox.runtime.relay.OutboxNotifications;
 import dev.postbox.runtime.relay.Relay;
 import dev.postbox.runtime.relay.RelayListener;
 import dev.postbox.runtime.relay.RelaySettings;
@@ -85,6 +86,7 @@ public class PostboxRuntime {
   private ScheduledFuture<?> idempotencyPurge;
   private ScheduledFuture<?> outboxRedrive;
   private volatile IdempotencyKeys idempotencyKeys;
+  private volatile OutboxNotifications notifications;
 
   /** Postbox's own configuration, parsed once. */
   record Settings(
@@ -162,6 +164,10 @@ public class PostboxRuntime {
             workers,
             new Counting());
     relay.start();
+    if (dialect.canAnnounce()) {
+      notifications = new OutboxNotifications(dataSource, relay::wake, threadFactory);
+      notifications.start();
+    }
     Redrive redrive = settings.outboxRedrive();
     if (redrive.delay() != null) {
       long every = Math.max(1, redrive.delay().toSeconds() / 4);
@@ -189,6 +195,9 @@ public class PostboxRuntime {
     }
     if (outboxRedrive != null) {
       outboxRedrive.cancel(false);
+    }
+    if (notifications != null) {
+      notifications.close();
     }
     if (relay != null) {
       relay.close();
@@ -245,10 +254,28 @@ public class PostboxRuntime {
   }
 
   /** Called after a commit that recorded events in this partition. */
-  void wake(int partition) {
+  /**
+   * After a commit that recorded events in these partitions: wakes this instance's relay for the
+   * ones it holds and announces the rest to the other instances (PostgreSQL), whose relays would
+   * otherwise find them at their next poll.
+   */
+  void committed(java.util.Set<Integer> partitions) {
     Relay r = relay;
-    if (r != null) {
-      r.wake(partition);
+    if (r == null) {
+      return;
+    }
+    java.util.List<Integer> elsewhere = new java.util.ArrayList<>();
+    java.util.Set<Integer> held = r.ownedPartitions();
+    for (int p : partitions) {
+      if (held.contains(p)) {
+        r.wake(p);
+      } else {
+        elsewhere.add(p);
+      }
+    }
+    OutboxNotifications n = notifications;
+    if (n != null && !elsewhere.isEmpty()) {
+      n.announce(elsewhere);
     }
   }
 
@@ -558,7 +585,9 @@ public class PostboxRuntime {
                     : null,
                 c.integer("postbox.outbox.redrive.max-times", 3, 1, 1_000)),
             c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000),
-            c.string("postbox.member-name", defaultMemberName()));
+            c.has("postbox.member-name")
+                ? c.string("postbox.member-name", null)
+                : defaultMemberName());
     c.requireNoUnknownKeys();
     return s;
   }

@@ -15,9 +15,10 @@ import java.util.TreeSet;
  * Time-boxed partition leases in {@code postbox_lease}, shared fairly among live instances.
  *
  * <p>Each heartbeat: record this instance as alive, renew its unexpired leases, then move toward a
- * fair share (ceil(P / live instances)): release extras, or take free and expired partitions with a
- * conditional update, so two instances can never both win one. A lease always expires: an instance
- * that stops heartbeating loses its partitions after the lease duration.
+ * fair share (ceil(P / live instances)): release extras, or take free and expired partitions whose
+ * rows it can lock at once ({@code FOR UPDATE SKIP LOCKED}), so two instances can never both win
+ * one and none waits on another's lock. A lease always expires: an instance that stops heartbeating
+ * loses its partitions after the lease duration.
  *
  * <p>Every lease time is the database's ({@link Dialect#databaseNow}), never an instance's own
  * clock: instances whose clocks disagree, by more than a lease even, still agree on who is alive

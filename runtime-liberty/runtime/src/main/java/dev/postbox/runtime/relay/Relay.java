@@ -320,7 +320,6 @@ public final class Relay implements AutoCloseable {
               + " rows (paused for longer than postbox.lease?); it marked none of them, and the"
               + " partition's new owner publishes them again (duplicates the inbox skips)");
       listener.fenced(partition, batch);
-      return batch.size();
     }
     if (!done.isEmpty()) {
       published.addAndGet(done.size());
@@ -334,9 +333,9 @@ public final class Relay implements AutoCloseable {
   }
 
   /**
-   * Whether this instance holds the partition's lease (locking its row, so a takeover waits for the
-   * claim): true with at least a quarter of the lease left, false with less (the heartbeat is
-   * late), null if another instance holds it or it expired.
+   * Whether this instance holds the partition's lease (locking its row, so a takeover skips it
+   * until the claim or settle commits): true with at least a quarter of the lease left, false with
+   * less (the heartbeat is late), null if another instance holds it or it expired.
    */
   private Boolean ownsWithTimeToSpare(Connection c, int partition) throws SQLException {
     try (PreparedStatement ps =

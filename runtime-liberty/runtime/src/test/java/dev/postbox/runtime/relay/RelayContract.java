@@ -11,6 +11,7 @@ import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.outbox.Partitioner;
 import dev.postbox.runtime.retention.Retention;
 import dev.postbox.runtime.testing.TestDatabase;
 import dev.postbox.spi.Broker;
@@ -335,6 +336,42 @@ abstract class RelayContract {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> survivor.ownedPartitions().size() == partitions);
+  }
+
+  @Test
+  void aCommitAnnouncedOnOneInstanceWakesThePartitionsHolderAtOnce() throws Exception {
+    // PostgreSQL only (NOTIFY). Once, a commit woke only its own instance's relay: when another
+    // instance held the partition, the event waited for that instance's poll interval.
+    org.junit.jupiter.api.Assumptions.assumeTrue(kind() == TestDatabase.Kind.POSTGRESQL);
+    String t = topic(1);
+    Broker broker = broker();
+    RelaySettings slowPoll = settings("holder", 2).withPollInterval(Duration.ofHours(1));
+    Relay holder = relay("holder", broker, slowPoll);
+    holder.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> holder.ownedPartitions().size() == 2);
+    track(new OutboxNotifications(dataSource, holder::wake, Thread::new)).start();
+    // the instance that commits holds nothing; it announces after its commit
+    OutboxNotifications writer = track(new OutboxNotifications(dataSource, p -> {}, Thread::new));
+    writer.start();
+    Consumer consumer = track(broker.subscribe(Subscription.of(t, "verify")));
+    OutboxRepository repo = new OutboxRepository(dialect, 2);
+    OutboxEvent e = event(t, "k", "announced");
+    int partition = Partitioner.partition("k", e.eventId(), 2);
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, e, Instant.now());
+          return null;
+        });
+    List<Delivery> got = new ArrayList<>();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> {
+              writer.announce(List.of(partition)); // again, until both listeners are up
+              got.addAll(receiveQuietly(consumer, Duration.ofMillis(300)));
+              return !got.isEmpty();
+            });
+    assertThat(got.get(0).envelope().id()).isEqualTo(e.eventId());
   }
 
   @Test
