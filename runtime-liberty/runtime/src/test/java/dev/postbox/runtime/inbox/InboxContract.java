@@ -598,7 +598,9 @@ abstract class InboxContract {
           }
         },
         settings(subscription, 5).withWorkers(4));
-    await().atMost(Duration.ofSeconds(60)).until(() -> effects(null) == 2_000);
+    // About 40 failures, each holding its key and, on Kafka, rewinding its partition: this path is
+    // slow (~70 s for the 2,000 events on a loaded 2-core machine); what is asserted is the order.
+    await().atMost(Duration.ofMinutes(3)).until(() -> effects(null) == 2_000);
     assertThat(failedOnce).as("some events failed and were retried").isNotEmpty();
     Map<String, List<Integer>> order = new java.util.HashMap<>();
     tx.inTransaction(
