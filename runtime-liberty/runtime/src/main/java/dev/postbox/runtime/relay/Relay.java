@@ -252,7 +252,7 @@ public final class Relay implements AutoCloseable {
         }
       }
     } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "lease heartbeat failed; leases expire if this persists: " + e);
+      LOG.log(Level.WARNING, "lease heartbeat failed; leases expire if this persists: " + e, e);
     }
   }
 
