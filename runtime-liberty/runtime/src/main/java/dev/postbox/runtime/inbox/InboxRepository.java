@@ -136,6 +136,9 @@ final class InboxRepository {
       boolean processed,
       Instant now)
       throws SQLException {
+    if (events.isEmpty()) {
+      return new boolean[0]; // no statement that never runs (see LeaseManager)
+    }
     // Insert in event-id order, whatever the delivery order: concurrent transactions holding
     // overlapping ids then take their key locks in the same order and do not deadlock.
     Integer[] order = new Integer[events.size()];

@@ -73,6 +73,9 @@ final class PendingEvents {
       List<Map<String, String>> metadata,
       Instant now)
       throws SQLException {
+    if (events.isEmpty()) {
+      return new HashSet<>(); // no statement that never runs (see LeaseManager)
+    }
     Set<String> keys = new HashSet<>();
     for (Envelope e : events) {
       if (e.key() != null) {
@@ -261,6 +264,9 @@ final class PendingEvents {
    */
   Set<String> processedAll(Connection c, String subscription, List<Pending> done, Instant now)
       throws SQLException {
+    if (done.isEmpty()) {
+      return new HashSet<>(); // no statement that never runs (see LeaseManager)
+    }
     Set<String> keys = new HashSet<>();
     try (PreparedStatement delete =
             c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?");

@@ -72,6 +72,9 @@ public final class OutboxRepository {
   /** Inserts many events in one JDBC batch. */
   public void insertAll(Connection c, Collection<OutboxEvent> events, Instant now)
       throws SQLException {
+    if (events.isEmpty()) {
+      return; // no statement that never runs (see LeaseManager)
+    }
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"

@@ -99,19 +99,22 @@ final class LeaseManager {
                   }
                 }
               }
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ?"
-                          + " WHERE partition_no = ? AND owner = ? AND lease_until > ?")) {
-                for (int p : mine) {
-                  dialect.bind(ps, 1, until);
-                  dialect.bind(ps, 2, now);
-                  ps.setInt(3, p);
-                  ps.setString(4, me);
-                  dialect.bind(ps, 5, now);
-                  ps.addBatch();
-                }
-                if (!mine.isEmpty()) {
+              // Prepared only when it runs: an application server's statement cache (Liberty)
+              // calls getMoreResults() when it closes a statement, and MariaDB Connector/J throws
+              // for one that never ran, which failed every heartbeat.
+              if (!mine.isEmpty()) {
+                try (PreparedStatement ps =
+                    c.prepareStatement(
+                        "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ?"
+                            + " WHERE partition_no = ? AND owner = ? AND lease_until > ?")) {
+                  for (int p : mine) {
+                    dialect.bind(ps, 1, until);
+                    dialect.bind(ps, 2, now);
+                    ps.setInt(3, p);
+                    ps.setString(4, me);
+                    dialect.bind(ps, 5, now);
+                    ps.addBatch();
+                  }
                   ps.executeBatch();
                 }
               }
@@ -200,6 +203,9 @@ final class LeaseManager {
               }
             }
           }
+          if (free.isEmpty()) {
+            return null; // nothing prepared that would not run (see the renewal above)
+          }
           try (PreparedStatement ps =
               c.prepareStatement(
                   "UPDATE postbox_lease SET owner = ?, lease_until = ?, heartbeat_at = ?,"
@@ -211,9 +217,7 @@ final class LeaseManager {
               ps.setInt(4, p);
               ps.addBatch();
             }
-            if (!free.isEmpty()) {
-              ps.executeBatch();
-            }
+            ps.executeBatch();
           }
           return null;
         });

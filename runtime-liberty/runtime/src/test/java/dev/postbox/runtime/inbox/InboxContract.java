@@ -67,7 +67,10 @@ abstract class InboxContract {
   void createDatabase() {
     db = TestDatabase.create(kind());
     dialect = Migrations.migrate(db.dataSource());
-    tx = Transactions.jdbc(db.dataSource());
+    // as an application server's statement cache closes statements (see StatementCacheDataSource)
+    tx =
+        Transactions.jdbc(
+            dev.postbox.runtime.testing.StatementCacheDataSource.wrap(db.dataSource()));
     tx.inTransaction(
         c -> {
           try (PreparedStatement ps =

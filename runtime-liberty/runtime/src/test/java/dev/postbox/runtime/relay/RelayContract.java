@@ -65,7 +65,8 @@ abstract class RelayContract {
   @BeforeAll
   void createDatabase() {
     db = TestDatabase.create(kind());
-    dataSource = db.dataSource();
+    // as an application server's statement cache closes statements (see StatementCacheDataSource)
+    dataSource = dev.postbox.runtime.testing.StatementCacheDataSource.wrap(db.dataSource());
     dialect = Migrations.migrate(dataSource);
     tx = Transactions.jdbc(dataSource);
   }
