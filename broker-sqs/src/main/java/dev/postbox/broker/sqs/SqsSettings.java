@@ -53,7 +53,9 @@ record SqsSettings(
     Duration visibility =
         c.duration(
             "visibility.timeout",
-            Duration.ofSeconds(30),
+            // Short, because the heartbeat extends it while a delivery is unsettled: a killed
+            // consumer's messages come back within 10 s, before a restarted server is ready.
+            Duration.ofSeconds(10),
             Duration.ofSeconds(1),
             Duration.ofHours(12));
     Duration heartbeatInterval =

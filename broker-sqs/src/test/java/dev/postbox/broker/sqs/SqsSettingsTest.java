@@ -22,8 +22,8 @@ class SqsSettingsTest {
     assertThat(s.endpoint()).isNull();
     assertThat(s.accessKeyId()).isNull();
     assertThat(s.waitTime()).isEqualTo(Duration.ofSeconds(20));
-    assertThat(s.visibilityTimeout()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(s.visibilityTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(10).dividedBy(3));
     assertThat(s.maxMessageBytes()).isEqualTo(262_144);
   }
 
