@@ -3,6 +3,7 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.runtime.crash.CrashPoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.dedup.DedupFront;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
@@ -59,6 +60,7 @@ public final class InboxProcessor {
   private final InboxListener listener;
   private final ExecutorService workers;
   private final BatchFallbacks fallbacks;
+  private final DedupFront front;
 
   /**
    * @param workers runs the lanes of a batch in parallel when {@link InboxSettings#workers()} is
@@ -82,6 +84,20 @@ public final class InboxProcessor {
     this.listener = listener;
     this.workers = workers;
     this.fallbacks = new BatchFallbacks(settings.subscription(), System::nanoTime);
+    // Inline mode only: there a commit means processed. A deferred receiver's commit only queues
+    // the event, which may still end as a dead letter whose redelivery must run again. And none
+    // where redeliveries must reach the handler (the negative control's breach).
+    this.front =
+        settings.front() == null
+                || settings.deferred()
+                || settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP
+            ? null
+            : DedupFront.of(settings.front().window(), settings.front().maxIds(), clock);
+  }
+
+  /** The dedup front, for its metrics; null when the settings have none. */
+  public DedupFront front() {
+    return front;
   }
 
   /** Processes one poll batch; every delivery is settled when this returns. */
@@ -158,11 +174,15 @@ public final class InboxProcessor {
 
   private void processLane(List<Delivery> deliveries) {
     List<Item> classified = new ArrayList<>(deliveries.size());
+    List<Item> frontHits = new ArrayList<>();
     for (Delivery d : deliveries) {
       Item item = classify(new NackSeen(d));
       if (item != null) {
-        classified.add(item);
+        (knownToFront(item) ? frontHits : classified).add(item);
       }
+    }
+    if (!frontHits.isEmpty() && !settleFrontHits(frontHits)) {
+      classified.addAll(frontHits); // not counted: the database decides them as usual
     }
     List<Item> valid = holdBack(classified);
     if (valid.isEmpty()) {
@@ -173,6 +193,48 @@ public final class InboxProcessor {
     } finally {
       updateHolds(valid);
     }
+  }
+
+  /**
+   * A copy of an event this inbox processed and committed within the front's window, with the same
+   * payload: acknowledged without asking the database about it, and counted. The commit it stands
+   * on happened before the front recorded it, so this is still "commit first, acknowledge second".
+   * A copy with another payload misses (its hash is part of the key) and goes to the database,
+   * which dead-letters the conflict.
+   */
+  private boolean knownToFront(Item item) {
+    return front != null && front.seen(frontHigh(item.envelope), frontLow(item.envelope));
+  }
+
+  private static long frontHigh(Envelope e) {
+    return DedupFront.high(e.id());
+  }
+
+  private static long frontLow(Envelope e) {
+    return DedupFront.low(e.id()) ^ DedupFront.hash(e.payload());
+  }
+
+  /**
+   * The front's copies join the durable duplicate count in one statement for the lane, committed
+   * before they are acknowledged, as every other duplicate's count is; false if the database could
+   * not count them.
+   */
+  private boolean settleFrontHits(List<Item> hits) {
+    try {
+      tx.inTransaction(
+          c -> {
+            repo.countDuplicates(c, settings.subscription(), hits.size());
+            return null;
+          });
+    } catch (RuntimeException dbDown) {
+      LOG.log(Level.DEBUG, "could not count the dedup front's duplicates: " + dbDown);
+      return false;
+    }
+    for (Item item : hits) {
+      item.delivery.ack();
+      listener.duplicate(settings.subscription(), item.envelope);
+    }
+    return true;
   }
 
   /**
@@ -447,6 +509,10 @@ public final class InboxProcessor {
 
   /** Commit came first; now the ack. */
   private void settled(Item item, Outcome outcome) {
+    if (front != null && outcome != Outcome.CONFLICT) {
+      // committed: processed now, or found processed before
+      front.record(frontHigh(item.envelope), frontLow(item.envelope));
+    }
     if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
       CrashPoints.reach(CrashPoints.INBOX_COMMITTED_NOT_ACKED);
       item.delivery.ack();

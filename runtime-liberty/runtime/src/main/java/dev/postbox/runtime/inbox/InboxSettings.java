@@ -20,6 +20,9 @@ import java.util.Set;
  * @param deferred receive, record and acknowledge first, and run the handler later on a worker (for
  *     slow handlers and short broker visibility timeouts); inline (false) runs the handler in the
  *     receiving transaction
+ * @param front the in-memory dedup front ({@link dev.postbox.runtime.dedup.DedupFront}) that
+ *     acknowledges copies of recently processed events without a database round trip; null for
+ *     none. Inline mode only: in deferred mode it is ignored
  */
 public record InboxSettings(
     String subscription,
@@ -29,7 +32,24 @@ public record InboxSettings(
     boolean batch,
     int workers,
     boolean deferred,
-    Unsafe unsafe) {
+    Unsafe unsafe,
+    Front front) {
+
+  /**
+   * The dedup front's size: every id processed within {@code window} is kept, up to about {@code
+   * maxIds} (~27 bytes each, allocated when the inbox starts).
+   */
+  public record Front(java.time.Duration window, int maxIds) {
+    public Front {
+      Objects.requireNonNull(window, "window");
+      if (window.isNegative() || window.isZero()) {
+        throw new IllegalArgumentException("the dedup front's window must be positive: " + window);
+      }
+      if (maxIds < 1) {
+        throw new IllegalArgumentException("the dedup front must hold at least one id: " + maxIds);
+      }
+    }
+  }
 
   /**
    * Deliberate breaches of the inbox's promise, so that a crash harness can prove it catches them
@@ -67,42 +87,71 @@ public record InboxSettings(
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
     return new InboxSettings(
-        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false, Unsafe.NONE);
+        subscription,
+        Set.of(),
+        RetryPolicy.defaults(),
+        1024 * 1024,
+        true,
+        1,
+        false,
+        Unsafe.NONE,
+        null);
   }
 
   public InboxSettings withTypes(Set<String> t) {
     return new InboxSettings(
-        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, unsafe);
+        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, unsafe, front);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
     return new InboxSettings(
-        subscription, types, r, maxPayloadBytes, batch, workers, deferred, unsafe);
+        subscription, types, r, maxPayloadBytes, batch, workers, deferred, unsafe, front);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred, unsafe);
+    return new InboxSettings(
+        subscription, types, retry, n, batch, workers, deferred, unsafe, front);
   }
 
   public InboxSettings withBatch(boolean b) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, b, workers, deferred, unsafe);
+        subscription, types, retry, maxPayloadBytes, b, workers, deferred, unsafe, front);
   }
 
   public InboxSettings withWorkers(int n) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, n, deferred, unsafe);
+        subscription, types, retry, maxPayloadBytes, batch, n, deferred, unsafe, front);
   }
 
   public InboxSettings withDeferred(boolean d) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, d, unsafe);
+        subscription, types, retry, maxPayloadBytes, batch, workers, d, unsafe, front);
+  }
+
+  /** With a dedup front of this size; see {@link Front}. */
+  public InboxSettings withFront(java.time.Duration window, int maxIds) {
+    return new InboxSettings(
+        subscription,
+        types,
+        retry,
+        maxPayloadBytes,
+        batch,
+        workers,
+        deferred,
+        unsafe,
+        new Front(window, maxIds));
+  }
+
+  /** Without a dedup front: every delivery asks the database. */
+  public InboxSettings withoutFront() {
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, unsafe, null);
   }
 
   /** For a negative control only; see {@link Unsafe}. */
   public InboxSettings withUnsafe(Unsafe u) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, u);
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, u, front);
   }
 
   /**
@@ -120,6 +169,6 @@ public record InboxSettings(
             max,
             retry.jitter());
     return new InboxSettings(
-        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, unsafe);
+        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, unsafe, front);
   }
 }

@@ -22,6 +22,8 @@ import java.util.stream.Collectors;
  *     turns automatic re-drive off
  * @param stuckAfter how long a delivery may wait for its acknowledgement before its subscription
  *     counts as stuck (readiness DOWN); longer than the retries' longest delay
+ * @param frontWindow how long the in-memory dedup front keeps each processed id
+ * @param frontMaxIds the front's size bound per subscription; 0 turns the front off
  */
 record InboxConfig(
     RetryPolicy retry,
@@ -34,7 +36,9 @@ record InboxConfig(
     Duration redriveDelay,
     int redriveMaxTimes,
     InboxSettings.Unsafe unsafe,
-    Duration stuckAfter) {
+    Duration stuckAfter,
+    Duration frontWindow,
+    int frontMaxIds) {
 
   static final List<String> KEYS =
       List.of(
@@ -50,7 +54,9 @@ record InboxConfig(
           "postbox.inbox.redrive.delay",
           "postbox.inbox.redrive.max-times",
           "postbox.inbox.unsafe",
-          "postbox.inbox.stuck-after");
+          "postbox.inbox.stuck-after",
+          "postbox.inbox.front.window",
+          "postbox.inbox.front.max-ids");
 
   static InboxConfig parse(BrokerConfig c) {
     RetryPolicy retry =
@@ -99,7 +105,13 @@ record InboxConfig(
             "postbox.inbox.stuck-after",
             Duration.ofMinutes(15),
             Duration.ofSeconds(1),
-            Duration.ofDays(1)));
+            Duration.ofDays(1)),
+        c.duration(
+            "postbox.inbox.front.window",
+            Duration.ofMinutes(10),
+            Duration.ofSeconds(1),
+            Duration.ofDays(30)),
+        c.integer("postbox.inbox.front.max-ids", 100_000, 0, 100_000_000));
   }
 
   /** The negative controls' switch: none, skip-dedup, ack-before-commit or no-key-lanes. */
@@ -125,14 +137,16 @@ record InboxConfig(
   }
 
   InboxSettings settingsFor(String destination, String group, Set<String> types) {
-    return InboxSettings.of(destination + "/" + group)
-        .withTypes(types)
-        .withRetry(retry)
-        .withMaxPayloadBytes(maxPayloadBytes)
-        .withBatch(batch)
-        .withWorkers(workers)
-        .withDeferred(isDeferred(destination, group))
-        .withUnsafe(unsafe);
+    InboxSettings settings =
+        InboxSettings.of(destination + "/" + group)
+            .withTypes(types)
+            .withRetry(retry)
+            .withMaxPayloadBytes(maxPayloadBytes)
+            .withBatch(batch)
+            .withWorkers(workers)
+            .withDeferred(isDeferred(destination, group))
+            .withUnsafe(unsafe);
+    return frontMaxIds == 0 ? settings : settings.withFront(frontWindow, frontMaxIds);
   }
 
   /**

@@ -215,6 +215,12 @@ public class InboxRuntime {
             listener,
             settings.workers() > 1 && !settings.deferred() ? executor : null);
     warnIfTheWindowIsShort(destination, cfg.dedupWindow());
+    dev.postbox.runtime.dedup.DedupFront front = inbox.front();
+    if (front != null) {
+      Tag tag = new Tag("subscription", subscription);
+      metrics.gauge("postbox.inbox.front.ids", front::size, tag);
+      metrics.gauge("postbox.inbox.front.size.evictions.total", front::sizeEvictions, tag);
+    }
     Subscription brokerSubscription =
         Subscription.of(destination, group).withMember(postbox.memberName());
     ConsumerLoop loop =

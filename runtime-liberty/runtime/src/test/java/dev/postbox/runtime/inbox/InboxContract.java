@@ -739,6 +739,111 @@ abstract class InboxContract {
     assertThat(inboxRows(subscription)).as("the recent row stays").isEqualTo(1);
   }
 
+  @Test
+  void withTheFrontCopiesOfAProcessedEventAreAcknowledgedWithoutAskingTheDatabase() {
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "the front serves inline mode");
+    String topic = topic(1);
+    String subscription = "front-" + UUID.randomUUID();
+    AtomicInteger statements = new AtomicInteger();
+    Transactions counting = countingStatements(statements);
+    run(
+        topic,
+        "g",
+        (c, ev) -> insertEffect(c, ev),
+        settings(subscription, 3).withFront(Duration.ofMinutes(10), 10_000),
+        counting);
+    Envelope e = event("k", "front");
+    broker.publisher().publish(topic, e);
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(e.id()) == 1);
+    InboxCounters counters = new InboxCounters(tx, dialect);
+    long before = counters.duplicates(subscription);
+    statements.set(0);
+    broker.publisher().publishAll(topic, java.util.Collections.nCopies(200, e));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> counters.duplicates(subscription) == before + 200);
+    assertThat(effects(e.id())).isEqualTo(1);
+    // Without the front each copy costs its inbox insert and a fingerprint lookup (hundreds of
+    // statements); with it, a poll batch of copies costs one statement: its durable count.
+    assertThat(statements.get()).isLessThan(20);
+  }
+
+  @Test
+  void withTheFrontAnEventWhoseTransactionRolledBackIsProcessedWhenItComesBack() {
+    String topic = topic(1);
+    String subscription = "front-rollback-" + UUID.randomUUID();
+    AtomicInteger calls = new AtomicInteger();
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> {
+          insertEffect(c, ev);
+          if (calls.incrementAndGet() == 1) {
+            throw new IllegalStateException("fails after its write: the write rolls back");
+          }
+        },
+        settings(subscription, 5).withFront(Duration.ofMinutes(10), 10_000));
+    Envelope e = event("k", "rolled-back-once");
+    broker.publisher().publish(topic, e);
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(e.id()) == 1);
+    assertThat(calls.get()).isEqualTo(2);
+    // and a copy after the commit is a duplicate, not a third call
+    broker.publisher().publish(topic, e);
+    InboxCounters counters = new InboxCounters(tx, dialect);
+    await().atMost(Duration.ofSeconds(30)).until(() -> counters.duplicates(subscription) == 1);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(effects(e.id())).isEqualTo(1);
+  }
+
+  @Test
+  void withTheFrontACopyWithAnotherPayloadIsStillAConflict() {
+    String topic = topic(1);
+    String subscription = "front-conflict-" + UUID.randomUUID();
+    run(
+        topic,
+        "g",
+        subscription,
+        (c, ev) -> insertEffect(c, ev),
+        settings(subscription, 3).withFront(Duration.ofMinutes(10), 10_000));
+    Envelope original = event("k", "original");
+    broker.publisher().publish(topic, original);
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(original.id()) == 1);
+    broker.publisher().publish(topic, original.toBuilder().payload("tampered").build());
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 1);
+    assertThat(letters.open(10).get(0).reason()).isEqualTo(DeadLetterReason.CONFLICT);
+    assertThat(effects(original.id())).isEqualTo(1);
+  }
+
+  /** The contract's transactions, counting the statements prepared in them. */
+  private Transactions countingStatements(AtomicInteger statements) {
+    return new Transactions() {
+      @Override
+      public <T> T inTransaction(Work<T> work) {
+        return tx.inTransaction(
+            c ->
+                work.run(
+                    (java.sql.Connection)
+                        java.lang.reflect.Proxy.newProxyInstance(
+                            getClass().getClassLoader(),
+                            new Class<?>[] {java.sql.Connection.class},
+                            (proxy, method, args) -> {
+                              if (method.getName().startsWith("prepare")
+                                  || method.getName().equals("createStatement")) {
+                                statements.incrementAndGet();
+                              }
+                              try {
+                                return method.invoke(c, args);
+                              } catch (java.lang.reflect.InvocationTargetException ex) {
+                                throw ex.getCause();
+                              }
+                            })));
+      }
+    };
+  }
+
   private String identity() {
     return switch (kind()) {
       case POSTGRESQL -> "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY";
@@ -761,13 +866,20 @@ abstract class InboxContract {
       String subscription,
       InboxHandler handler,
       InboxSettings settings) {
+    run(topic, group, handler, settings, tx);
+  }
+
+  /** As above, the inbox on {@code tx} (e.g. one that counts statements). */
+  private void run(
+      String topic, String group, InboxHandler handler, InboxSettings settings, Transactions tx) {
     Consumer consumer = broker.subscribe(new Subscription(topic, group, 5_000));
     ExecutorService lanes = Executors.newFixedThreadPool(settings.workers());
     InboxListener listener = InboxListener.NONE;
     if (deferred()) {
       settings = settings.withDeferred(true);
       DeferredInbox workers =
-          new DeferredInbox(tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
+          new DeferredInbox(
+              this.tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
       ExecutorService workerThreads = Executors.newFixedThreadPool(settings.workers());
       workers.start(workerThreads);
       closeAfter.add(

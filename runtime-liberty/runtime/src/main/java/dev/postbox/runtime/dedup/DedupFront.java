@@ -1,0 +1,407 @@
+package dev.postbox.runtime.dedup;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * An in-memory set of recently processed event ids, in front of the database that stays the truth:
+ * a hit means "processed here, and committed", so the delivery can be acknowledged without a round
+ * trip; a miss says nothing, and the database decides.
+ *
+ * <p><b>Contract.</b>
+ *
+ * <ul>
+ *   <li>{@link #record} only after the transaction that processed the event has committed. A
+ *       rolled-back transaction records nothing, so a hit can never come from a write that did not
+ *       happen. Whoever resets the state behind the front (a task re-initialised, a store restored)
+ *       must {@link #clear} it.
+ *   <li><b>Retention by age, never by frequency.</b> Every id recorded within the last {@code
+ *       window} is kept, however often or rarely it was seen; ids older than the window leave in
+ *       the order they came. A size bound backs the window up: when more ids arrive within one
+ *       window than it holds, the oldest leave early, and {@link #sizeEvictions()} counts them (a
+ *       metric to watch: the bound is too small for the traffic). There is no admission policy:
+ *       unlike a TinyLFU cache, a new id that was seen once is always kept.
+ *   <li><b>Ids are 128 bits.</b> A UUID in its canonical 36-character lower-case form is stored
+ *       exactly (two longs); any other id is reduced to 128 bits: two 64-bit hashes of its UTF-16
+ *       code units (MurmurHash3's block and finalisation steps) with different seeds. Two different
+ *       ids could then share both; for a billion such ids the chance is about 10<sup>-21</sup>.
+ *   <li>{@link #seen} and {@link #record} allocate nothing and are safe from any number of threads:
+ *       the set is split into segments by hash, each guarded by its own lock, held for one probe.
+ * </ul>
+ *
+ * <p><b>Layout.</b> Each segment keeps its ids in a ring, in the order they were recorded (two
+ * longs and an int of seconds each), and an open-addressing table of ring positions (an int each,
+ * at most 3/4 full, linear probing with backward-shift deletion). Expiry walks the ring from its
+ * oldest end. About 27 bytes per id at 10 million ids.
+ */
+public final class DedupFront {
+
+  private static final int SEGMENTS = 16;
+
+  private final Segment[] segments = new Segment[SEGMENTS];
+  private final Clock clock;
+  private final long originMillis;
+  private final int windowSeconds;
+  private final int maxIds;
+  private final AtomicLong sizeEvictions = new AtomicLong();
+  private final AtomicLong ageEvictions = new AtomicLong();
+
+  private DedupFront(Duration window, int maxIds, Clock clock) {
+    if (window.isNegative() || window.isZero()) {
+      throw new IllegalArgumentException("the dedup window must be positive: " + window);
+    }
+    if (window.toSeconds() >= Integer.MAX_VALUE / 2) {
+      throw new IllegalArgumentException("the dedup window is too long: " + window);
+    }
+    if (maxIds < 1) {
+      throw new IllegalArgumentException("the dedup front must hold at least one id: " + maxIds);
+    }
+    this.clock = clock;
+    this.originMillis = clock.millis();
+    // whole seconds, rounded up: an id is never dropped before the window has passed
+    this.windowSeconds = (int) ((window.toMillis() + 999) / 1000);
+    this.maxIds = maxIds;
+    double perSegment = (double) maxIds / SEGMENTS;
+    // Ids spread over the segments by hash, not evenly: room for six standard deviations more
+    // than the mean, so a full window of maxIds ids fits without any eviction by size.
+    int capacity =
+        (int)
+            Math.min(Integer.MAX_VALUE / 2, Math.ceil(perSegment + 6 * Math.sqrt(perSegment) + 16));
+    for (int i = 0; i < SEGMENTS; i++) {
+      segments[i] = new Segment(capacity);
+    }
+  }
+
+  /**
+   * A front keeping every id for at least {@code window}, and at most about {@code maxIds} ids.
+   *
+   * @throws IllegalArgumentException for a window that is not positive, or {@code maxIds < 1}
+   */
+  public static DedupFront of(Duration window, int maxIds) {
+    return of(window, maxIds, Clock.systemUTC());
+  }
+
+  /** As {@link #of(Duration, int)}, on the given clock (tests move time on). */
+  public static DedupFront of(Duration window, int maxIds, Clock clock) {
+    Objects.requireNonNull(window, "window");
+    Objects.requireNonNull(clock, "clock");
+    return new DedupFront(window, maxIds, clock);
+  }
+
+  /**
+   * Whether {@code eventId} was recorded within the window (and not pushed out by the size bound).
+   * Allocates nothing.
+   */
+  public boolean seen(String eventId) {
+    return seen(high(eventId), low(eventId));
+  }
+
+  /** Whether the 128-bit id {@code (hi, lo)} was recorded and is still held. */
+  public boolean seen(long hi, long lo) {
+    long h = mix(hi, lo);
+    return segments[segment(h)].contains(hi, lo, h, now());
+  }
+
+  /**
+   * Records {@code eventId} as processed. Call it only after the transaction that processed it
+   * committed. Allocates nothing.
+   */
+  public void record(String eventId) {
+    record(high(eventId), low(eventId));
+  }
+
+  /** Records the 128-bit id {@code (hi, lo)}; see {@link #record(String)}. */
+  public void record(long hi, long lo) {
+    long h = mix(hi, lo);
+    segments[segment(h)].add(hi, lo, h, now());
+  }
+
+  /** Forgets every id: the state the front stood in front of was reset or rolled back. */
+  public void clear() {
+    for (Segment s : segments) {
+      s.clear();
+    }
+  }
+
+  /** Ids held now (each segment counted under its lock; the sum is not one moment's). */
+  public long size() {
+    long n = 0;
+    for (Segment s : segments) {
+      n += s.size();
+    }
+    return n;
+  }
+
+  /** Ids that left before their window had passed, because the size bound was reached. */
+  public long sizeEvictions() {
+    return sizeEvictions.get();
+  }
+
+  /**
+   * Ids purged because their window had passed. An id past its window is no longer {@link #seen} at
+   * once; it is purged when its segment next records.
+   */
+  public long ageEvictions() {
+    return ageEvictions.get();
+  }
+
+  /** The size bound given at construction. */
+  public int maxIds() {
+    return maxIds;
+  }
+
+  /** The retention window, in whole seconds. */
+  public Duration window() {
+    return Duration.ofSeconds(windowSeconds);
+  }
+
+  private int now() {
+    return (int) ((clock.millis() - originMillis) / 1000);
+  }
+
+  private static int segment(long h) {
+    return (int) (h >>> 60) & (SEGMENTS - 1);
+  }
+
+  /** A 64-bit mix of both halves (MurmurHash3's finaliser), so that ids with patterns spread. */
+  private static long mix(long hi, long lo) {
+    return finish(hi ^ Long.rotateLeft(lo, 31) ^ 0x9E3779B97F4A7C15L);
+  }
+
+  /**
+   * The high half of an id's 128 bits: a canonical lower-case UUID's first 64 bits, or a hash of
+   * any other id. Allocates nothing.
+   */
+  public static long high(String eventId) {
+    return isUuid(eventId) ? hexLong(eventId, 0) : hash(eventId, 0x243F6A8885A308D3L);
+  }
+
+  /** The low half of an id's 128 bits; see {@link #high}. */
+  public static long low(String eventId) {
+    return isUuid(eventId) ? hexLong(eventId, 19) : hash(eventId, 0x13198A2E03707344L);
+  }
+
+  /**
+   * A 64-bit hash of bytes (MurmurHash3's block and finalisation steps), e.g. of a payload to fold
+   * into an id's low half, so that a copy with another payload is a miss. Allocates nothing.
+   */
+  public static long hash(byte[] bytes) {
+    long h = 0x452821E638D01377L;
+    int n = bytes.length;
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+      long k = 0;
+      for (int b = 7; b >= 0; b--) {
+        k = (k << 8) | (bytes[i + b] & 0xff);
+      }
+      h ^= block(k);
+      h = Long.rotateLeft(h, 27) * 5 + 0x52dce729;
+    }
+    long k = 0;
+    for (int shift = 0; i < n; i++, shift += 8) {
+      k |= (long) (bytes[i] & 0xff) << shift;
+    }
+    h ^= block(k);
+    return finish(h ^ n);
+  }
+
+  /** A 64-bit hash of the string's UTF-16 code units, four to a block; allocates nothing. */
+  static long hash(String s, long seed) {
+    long h = seed;
+    int n = s.length();
+    int i = 0;
+    for (; i + 4 <= n; i += 4) {
+      long k =
+          s.charAt(i)
+              | (long) s.charAt(i + 1) << 16
+              | (long) s.charAt(i + 2) << 32
+              | (long) s.charAt(i + 3) << 48;
+      h ^= block(k);
+      h = Long.rotateLeft(h, 27) * 5 + 0x52dce729;
+    }
+    long k = 0;
+    for (int shift = 0; i < n; i++, shift += 16) {
+      k |= (long) s.charAt(i) << shift;
+    }
+    h ^= block(k);
+    return finish(h ^ n);
+  }
+
+  private static long finish(long h) {
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    h *= 0xc4ceb9fe1a85ec53L;
+    h ^= h >>> 33;
+    return h;
+  }
+
+  private static long block(long k) {
+    k *= 0x87c37b91114253d5L;
+    k = Long.rotateLeft(k, 31);
+    k *= 0x4cf5ad432745937fL;
+    return k;
+  }
+
+  /**
+   * The canonical form only: 8-4-4-4-12 lower-case hexadecimal digits. Ids are compared as the
+   * database compares them, case and all: an upper-case UUID goes the hashed way, so that it can
+   * never meet its lower-case twin, which is another id.
+   */
+  static boolean isUuid(String s) {
+    if (s.length() != 36
+        || s.charAt(8) != '-'
+        || s.charAt(13) != '-'
+        || s.charAt(18) != '-'
+        || s.charAt(23) != '-') {
+      return false;
+    }
+    for (int i = 0; i < 36; i++) {
+      if (i != 8 && i != 13 && i != 18 && i != 23 && hex(s.charAt(i)) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** 16 hex digits from {@code from}, skipping dashes: [0,18) is the high half, [19,36) the low. */
+  private static long hexLong(String s, int from) {
+    long v = 0;
+    int digits = 0;
+    for (int i = from; digits < 16; i++) {
+      char c = s.charAt(i);
+      if (c != '-') {
+        v = (v << 4) | hex(c);
+        digits++;
+      }
+    }
+    return v;
+  }
+
+  private static int hex(char c) {
+    if (c >= '0' && c <= '9') {
+      return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+      return c - 'a' + 10;
+    }
+    return -1;
+  }
+
+  /** One lock's share: a ring of ids in recording order, and a table of ring positions. */
+  private final class Segment {
+    private final long[] his;
+    private final long[] los;
+    private final int[] times;
+
+    /** Ring position + 1 per slot; 0 is an empty slot. */
+    private final int[] table;
+
+    private final int mask;
+    private int head; // next ring position to write
+    private int count;
+
+    Segment(int capacity) {
+      his = new long[capacity];
+      los = new long[capacity];
+      times = new int[capacity];
+      int slots = Integer.highestOneBit(Math.max(4, (int) Math.ceil(capacity * 4.0 / 3)) - 1) << 1;
+      table = new int[slots];
+      mask = slots - 1;
+    }
+
+    synchronized boolean contains(long hi, long lo, long h, int now) {
+      for (int slot = (int) h & mask; ; slot = (slot + 1) & mask) {
+        int ref = table[slot];
+        if (ref == 0) {
+          return false;
+        }
+        if (his[ref - 1] == hi && los[ref - 1] == lo) {
+          // past its window it is no longer held, even before a later record purges it
+          return now - times[ref - 1] <= windowSeconds;
+        }
+      }
+    }
+
+    synchronized void add(long hi, long lo, long h, int now) {
+      expire(now);
+      int slot = (int) h & mask;
+      for (; ; slot = (slot + 1) & mask) {
+        int ref = table[slot];
+        if (ref == 0) {
+          break;
+        }
+        if (his[ref - 1] == hi && los[ref - 1] == lo) {
+          return; // held already; its age runs from when it was first recorded
+        }
+      }
+      if (count == his.length) {
+        removeOldest();
+        sizeEvictions.incrementAndGet();
+        // the removal may have shifted entries into this probe sequence: find the free slot anew
+        slot = (int) h & mask;
+        while (table[slot] != 0) {
+          slot = (slot + 1) & mask;
+        }
+      }
+      his[head] = hi;
+      los[head] = lo;
+      times[head] = now;
+      table[slot] = head + 1;
+      head = head + 1 == his.length ? 0 : head + 1;
+      count++;
+    }
+
+    private void expire(int now) {
+      while (count > 0) {
+        int oldest = oldest();
+        if (now - times[oldest] <= windowSeconds) {
+          return;
+        }
+        removeOldest();
+        ageEvictions.incrementAndGet();
+      }
+    }
+
+    private int oldest() {
+      int p = head - count;
+      return p < 0 ? p + his.length : p;
+    }
+
+    /** Takes the oldest id out of the ring and its slot out of the table (backward shift). */
+    private void removeOldest() {
+      int pos = oldest();
+      int slot = (int) mix(his[pos], los[pos]) & mask;
+      while (table[slot] != pos + 1) {
+        slot = (slot + 1) & mask;
+      }
+      // Backward-shift deletion: move later entries of the cluster into the hole when their home
+      // slot is not between the hole and their current slot, so no probe ever stops too early.
+      int hole = slot;
+      for (int next = (hole + 1) & mask; table[next] != 0; next = (next + 1) & mask) {
+        int ref = table[next];
+        int home = (int) mix(his[ref - 1], los[ref - 1]) & mask;
+        boolean homeInRange =
+            hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
+        if (!homeInRange) {
+          table[hole] = ref;
+          hole = next;
+        }
+      }
+      table[hole] = 0;
+      count--;
+    }
+
+    synchronized void clear() {
+      java.util.Arrays.fill(table, 0);
+      head = 0;
+      count = 0;
+    }
+
+    synchronized int size() {
+      return count;
+    }
+  }
+}
