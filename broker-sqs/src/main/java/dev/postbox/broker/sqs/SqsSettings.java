@@ -50,14 +50,30 @@ record SqsSettings(
           "",
           "needs its partner: set both keys, or neither to use the default credential chain");
     }
+    // Standard queues: short, because the heartbeat extends it while a delivery is unsettled; a
+    // killed consumer's messages come back within 10 s, before a restarted server is ready.
+    // FIFO queues: 30 s, because it also bounds how long a consumer may stall (a GC pause, a
+    // SIGSTOP) before its in-flight messages go to another consumer while it still holds them;
+    // the two then process one message group side by side, out of order. A 6 s pause broke the
+    // order of a FIFO run at 10 s. A heartbeat interval set on its own keeps three beats per
+    // timeout.
+    Duration visibilityDefault = Duration.ofSeconds(c.bool("fifo", false) ? 30 : 10);
+    if (c.has("heartbeat.interval")) {
+      Duration beats =
+          c.duration(
+                  "heartbeat.interval",
+                  Duration.ofSeconds(10),
+                  Duration.ofMillis(100),
+                  Duration.ofHours(12))
+              .multipliedBy(3);
+      if (beats.compareTo(visibilityDefault) > 0) {
+        visibilityDefault =
+            beats.compareTo(Duration.ofHours(12)) > 0 ? Duration.ofHours(12) : beats;
+      }
+    }
     Duration visibility =
         c.duration(
-            "visibility.timeout",
-            // Short, because the heartbeat extends it while a delivery is unsettled: a killed
-            // consumer's messages come back within 10 s, before a restarted server is ready.
-            Duration.ofSeconds(10),
-            Duration.ofSeconds(1),
-            Duration.ofHours(12));
+            "visibility.timeout", visibilityDefault, Duration.ofSeconds(1), Duration.ofHours(12));
     Duration heartbeatInterval =
         c.duration(
             "heartbeat.interval",

@@ -28,6 +28,18 @@ class SqsSettingsTest {
   }
 
   @Test
+  void aHeartbeatIntervalSetAloneKeepsThreeBeatsPerVisibilityTimeout() {
+    // with the 30 s default, heartbeat.interval=15s was valid; it must stay so
+    SqsSettings s = SqsSettings.from(Map.of("heartbeat.interval", "15s"));
+    assertThat(s.visibilityTimeout()).isEqualTo(Duration.ofSeconds(45));
+    assertThat(SqsSettings.from(Map.of("heartbeat.interval", "1s")).visibilityTimeout())
+        .isEqualTo(Duration.ofSeconds(10));
+    // FIFO keeps 30 s: a consumer stalled past it shares its message groups with another
+    assertThat(SqsSettings.from(Map.of("fifo", "true")).visibilityTimeout())
+        .isEqualTo(Duration.ofSeconds(30));
+  }
+
+  @Test
   void badKeysAndValuesFailNamingTheKey() {
     assertThatThrownBy(() -> SqsSettings.from(Map.of("endpont", "http://x")))
         .isInstanceOfSatisfying(
