@@ -170,63 +170,112 @@ public final class DedupFront {
     return finish(hi ^ Long.rotateLeft(lo, 31) ^ 0x9E3779B97F4A7C15L);
   }
 
+  /** Keys of this process's hashes, secret: ids and payloads cannot be crafted to collide. */
+  private static final long[] KEYS = new java.security.SecureRandom().longs(6).toArray();
+
   /**
-   * The high half of an id's 128 bits: a canonical lower-case UUID's first 64 bits, or a hash of
-   * any other id. Allocates nothing.
+   * The high half of an id's 128 bits: a canonical lower-case UUID's first 64 bits, or a keyed hash
+   * (SipHash-2-4) of any other id. Allocates nothing.
    */
   public static long high(String eventId) {
-    return isUuid(eventId) ? hexLong(eventId, 0) : hash(eventId, 0x243F6A8885A308D3L);
+    return isUuid(eventId) ? hexLong(eventId, 0) : sipHash(KEYS[0], KEYS[1], eventId);
   }
 
   /** The low half of an id's 128 bits; see {@link #high}. */
   public static long low(String eventId) {
-    return isUuid(eventId) ? hexLong(eventId, 19) : hash(eventId, 0x13198A2E03707344L);
+    return isUuid(eventId) ? hexLong(eventId, 19) : sipHash(KEYS[2], KEYS[3], eventId);
   }
 
   /**
-   * A 64-bit hash of bytes (MurmurHash3's block and finalisation steps), e.g. of a payload to fold
-   * into an id's low half, so that a copy with another payload is a miss. Allocates nothing.
+   * A keyed 64-bit hash (SipHash-2-4, with this process's secret key) of bytes, e.g. of a payload
+   * to fold into an id's low half, so that a copy with another payload is a miss. Allocates
+   * nothing.
    */
   public static long hash(byte[] bytes) {
-    long h = 0x452821E638D01377L;
-    int n = bytes.length;
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-      long k = 0;
-      for (int b = 7; b >= 0; b--) {
-        k = (k << 8) | (bytes[i + b] & 0xff);
-      }
-      h ^= block(k);
-      h = Long.rotateLeft(h, 27) * 5 + 0x52dce729;
-    }
-    long k = 0;
-    for (int shift = 0; i < n; i++, shift += 8) {
-      k |= (long) (bytes[i] & 0xff) << shift;
-    }
-    h ^= block(k);
-    return finish(h ^ n);
+    return sipHash(KEYS[4], KEYS[5], bytes);
   }
 
-  /** A 64-bit hash of the string's UTF-16 code units, four to a block; allocates nothing. */
-  static long hash(String s, long seed) {
-    long h = seed;
-    int n = s.length();
-    int i = 0;
-    for (; i + 4 <= n; i += 4) {
-      long k =
-          s.charAt(i)
-              | (long) s.charAt(i + 1) << 16
-              | (long) s.charAt(i + 2) << 32
-              | (long) s.charAt(i + 3) << 48;
-      h ^= block(k);
-      h = Long.rotateLeft(h, 27) * 5 + 0x52dce729;
+  static long sipHash(long k0, long k1, byte[] bytes) {
+    return sipHash(k0, k1, bytes, bytes.length);
+  }
+
+  /** SipHash-2-4 of a string's UTF-16LE bytes. */
+  static long sipHash(long k0, long k1, String s) {
+    return sipHash(k0, k1, s, 2 * s.length());
+  }
+
+  /**
+   * SipHash-2-4 (Aumasson and Bernstein) of {@code length} bytes of a {@code byte[]}, or of a
+   * {@code String}'s UTF-16LE encoding, read in place: one loop for the message words, the last
+   * block, and the finalisation.
+   */
+  private static long sipHash(long k0, long k1, Object source, int length) {
+    long v0 = k0 ^ 0x736f6d6570736575L;
+    long v1 = k1 ^ 0x646f72616e646f6dL;
+    long v2 = k0 ^ 0x6c7967656e657261L;
+    long v3 = k1 ^ 0x7465646279746573L;
+    int words = length / 8;
+    for (int i = 0; i <= words + 1; i++) {
+      long m;
+      int rounds = 2;
+      if (i < words) {
+        m = word(source, i);
+      } else if (i == words) {
+        m = ((long) length << 56) | tail(source, words, length);
+      } else {
+        m = 0;
+        rounds = 4;
+        v2 ^= 0xff;
+      }
+      v3 ^= m;
+      for (int r = 0; r < rounds; r++) {
+        v0 += v1;
+        v1 = Long.rotateLeft(v1, 13) ^ v0;
+        v0 = Long.rotateLeft(v0, 32);
+        v2 += v3;
+        v3 = Long.rotateLeft(v3, 16) ^ v2;
+        v0 += v3;
+        v3 = Long.rotateLeft(v3, 21) ^ v0;
+        v2 += v1;
+        v1 = Long.rotateLeft(v1, 17) ^ v2;
+        v2 = Long.rotateLeft(v2, 32);
+      }
+      v0 ^= m;
     }
-    long k = 0;
-    for (int shift = 0; i < n; i++, shift += 16) {
-      k |= (long) s.charAt(i) << shift;
+    return v0 ^ v1 ^ v2 ^ v3;
+  }
+
+  /** The {@code i}th little-endian 64-bit word. */
+  private static long word(Object source, int i) {
+    if (source instanceof byte[] b) {
+      long w = 0;
+      for (int k = 7; k >= 0; k--) {
+        w = (w << 8) | (b[8 * i + k] & 0xff);
+      }
+      return w;
     }
-    h ^= block(k);
-    return finish(h ^ n);
+    String s = (String) source;
+    int c = 4 * i;
+    return s.charAt(c)
+        | (long) s.charAt(c + 1) << 16
+        | (long) s.charAt(c + 2) << 32
+        | (long) s.charAt(c + 3) << 48;
+  }
+
+  /** The bytes after the last whole word, little-endian (fewer than 8). */
+  private static long tail(Object source, int words, int length) {
+    long w = 0;
+    if (source instanceof byte[] b) {
+      for (int k = 8 * words, shift = 0; k < length; k++, shift += 8) {
+        w |= (long) (b[k] & 0xff) << shift;
+      }
+      return w;
+    }
+    String s = (String) source;
+    for (int c = 4 * words, shift = 0; c < length / 2; c++, shift += 16) {
+      w |= (long) s.charAt(c) << shift;
+    }
+    return w;
   }
 
   private static long finish(long h) {
@@ -236,13 +285,6 @@ public final class DedupFront {
     h *= 0xc4ceb9fe1a85ec53L;
     h ^= h >>> 33;
     return h;
-  }
-
-  private static long block(long k) {
-    k *= 0x87c37b91114253d5L;
-    k = Long.rotateLeft(k, 31);
-    k *= 0x4cf5ad432745937fL;
-    return k;
   }
 
   /**

@@ -203,7 +203,16 @@ public final class InboxProcessor {
    * which dead-letters the conflict.
    */
   private boolean knownToFront(Item item) {
-    return front != null && front.seen(frontHigh(item.envelope), frontLow(item.envelope));
+    if (front == null) {
+      return false;
+    }
+    // The head of a hold goes the usual way, which ends its hold when it is acknowledged.
+    String key = item.envelope.key();
+    Hold h = key == null ? null : holds.get(key);
+    if (h != null && h.eventId.equals(item.envelope.id())) {
+      return false;
+    }
+    return front.seen(frontHigh(item.envelope), frontLow(item.envelope));
   }
 
   private static long frontHigh(Envelope e) {

@@ -146,7 +146,10 @@ record InboxConfig(
             .withWorkers(workers)
             .withDeferred(isDeferred(destination, group))
             .withUnsafe(unsafe);
-    return frontMaxIds == 0 ? settings : settings.withFront(frontWindow, frontMaxIds);
+    // Never longer than the database keeps ids: past that, the database no longer knows an id,
+    // and a copy with another payload must be processed as new, not acked by the front.
+    Duration window = frontWindow.compareTo(dedupWindow) < 0 ? frontWindow : dedupWindow;
+    return frontMaxIds == 0 ? settings : settings.withFront(window, frontMaxIds);
   }
 
   /**

@@ -35,6 +35,27 @@ class InboxConfigTest {
   }
 
   @Test
+  void theDedupFrontIsOnByDefaultOffAtZeroAndNeverOutlivesTheDedupWindow() {
+    InboxSettings s = parse().settingsFor("orders", "payments", Set.of());
+    assertThat(s.front()).isEqualTo(new InboxSettings.Front(Duration.ofMinutes(10), 100_000));
+    assertThat(
+            parse("postbox.inbox.front.max-ids", "0")
+                .settingsFor("orders", "payments", Set.of())
+                .front())
+        .isNull();
+    // the database forgets ids after dedup-window; the front must not remember them longer
+    assertThat(
+            parse("postbox.inbox.dedup-window", "5m", "postbox.inbox.front.window", "1h")
+                .settingsFor("orders", "payments", Set.of())
+                .front()
+                .window())
+        .isEqualTo(Duration.ofMinutes(5));
+    assertThatThrownBy(() -> parse("postbox.inbox.front.max-ids", "-1"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("postbox.inbox.front.max-ids");
+  }
+
+  @Test
   void deferredModeIsSwitchedOnByGroupBySubscriptionOrForAll() {
     InboxConfig c = parse("postbox.inbox.deferred", "notifications, audit/archive");
     assertThat(c.settingsFor("payments", "notifications", Set.of()).deferred()).isTrue();
