@@ -48,6 +48,9 @@ public final class InboxBenchmark {
 
   private static final int EVENTS = 20_000;
 
+  /** Events of each scale-out run: enough that one run takes seconds, not a rebalance's time. */
+  private static final int SCALING_EVENTS = 60_000;
+
   private InboxBenchmark() {}
 
   public static void main(String[] args) throws Exception {
@@ -70,7 +73,141 @@ public final class InboxBenchmark {
       System.out.printf(
           "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
           oneWorker[1], fourWorkers[1]);
+      System.out.printf(
+          "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
+              + " events over 8 partitions%n",
+          SCALING_EVENTS);
+      for (int instances = 1; instances <= 3; instances++) {
+        double seconds = instances(kafka, broker, instances);
+        System.out.printf(
+            "%-36s %10.2f %,12.0f%n",
+            instances + (instances == 1 ? " instance" : " instances"),
+            seconds,
+            SCALING_EVENTS / seconds);
+      }
     }
+  }
+
+  /**
+   * {@code n} inbox instances, each with its own consumer in one group and its own lane, on one
+   * database. They join first, on a trickle of warm-up events, until each has processed one (so no
+   * rebalance falls inside the clock); then they stop polling, the measured events are published,
+   * and the clock runs from their release to the last measured event's commit.
+   */
+  private static double instances(KafkaTestBroker kafka, Broker broker, int n) throws Exception {
+    String topic = "inbox-scale-" + UUID.randomUUID();
+    kafka.createTopic(topic, 8);
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      java.util.concurrent.atomic.AtomicInteger measured =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicIntegerArray warm =
+          new java.util.concurrent.atomic.AtomicIntegerArray(n);
+      java.util.concurrent.atomic.AtomicBoolean pause =
+          new java.util.concurrent.atomic.AtomicBoolean();
+      java.util.concurrent.CyclicBarrier release = new java.util.concurrent.CyclicBarrier(n + 1);
+      java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(n);
+      List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+      ExecutorService threads = Executors.newFixedThreadPool(2 * n);
+      List<Consumer> consumers = new ArrayList<>();
+      try {
+        for (int i = 0; i < n; i++) {
+          int me = i;
+          Consumer consumer = broker.subscribe(new Subscription(topic, "scale", 10_000));
+          consumers.add(consumer);
+          ExecutorService lane = Executors.newSingleThreadExecutor();
+          InboxProcessor inbox =
+              new InboxProcessor(
+                  db.tx,
+                  db.dialect,
+                  InboxSettings.of("payments").withWorkers(1),
+                  InboxBenchmark::charge,
+                  Clock.systemUTC(),
+                  new InboxListener() {
+                    @Override
+                    public void processed(String subscription, Envelope event) {
+                      if (event.type().equals("Warmup")) {
+                        warm.incrementAndGet(me);
+                      } else {
+                        measured.incrementAndGet();
+                      }
+                    }
+                  },
+                  lane);
+          threads.submit(
+              () -> {
+                try {
+                  while (!pause.get()) {
+                    inbox.process(consumer.poll(500, Duration.ofMillis(50)));
+                  }
+                  release.await();
+                  while (measured.get() < SCALING_EVENTS) {
+                    inbox.process(consumer.poll(500, Duration.ofMillis(50)));
+                  }
+                } catch (Throwable t) {
+                  failures.add(t);
+                  release.reset();
+                } finally {
+                  lane.shutdown();
+                  done.countDown();
+                }
+                return null;
+              });
+        }
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        for (int round = 0; !allWarm(warm); round++) {
+          if (System.nanoTime() > deadline || !failures.isEmpty()) {
+            throw new IllegalStateException("the instances never all joined: " + failures);
+          }
+          List<Envelope> trickle = new ArrayList<>();
+          for (int k = 0; k < 64; k++) {
+            trickle.add(event("Warmup", "warm-" + round + "-" + k, k));
+          }
+          broker.publisher().publishAll(topic, trickle);
+          Thread.sleep(100); // pacing of the warm-up trickle, outside the clock
+        }
+        pause.set(true);
+        List<Envelope> batch = new ArrayList<>();
+        for (int i = 0; i < SCALING_EVENTS; i++) {
+          batch.add(event("OrderCaptured", "order-" + (i % 1_000), i));
+          if (batch.size() == 1_000) {
+            broker.publisher().publishAll(topic, batch);
+            batch.clear();
+          }
+        }
+        release.await(2, java.util.concurrent.TimeUnit.MINUTES);
+        long start = System.nanoTime();
+        if (!done.await(5, java.util.concurrent.TimeUnit.MINUTES) || !failures.isEmpty()) {
+          throw new IllegalStateException(
+              measured.get() + " of " + SCALING_EVENTS + " processed; failures: " + failures);
+        }
+        return (System.nanoTime() - start) / 1e9;
+      } finally {
+        threads.shutdownNow();
+        for (Consumer c : consumers) {
+          c.close();
+        }
+      }
+    }
+  }
+
+  private static boolean allWarm(java.util.concurrent.atomic.AtomicIntegerArray warm) {
+    for (int i = 0; i < warm.length(); i++) {
+      if (warm.get(i) == 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static Envelope event(String type, String key, int i) {
+    return Envelope.builder()
+        .source("urn:bench")
+        .type(type)
+        .key(key)
+        .dataContentType("application/json")
+        .payload("{\"order\":" + i + ",\"amount\":1999}")
+        .build();
   }
 
   private static void report(String name, double seconds, double loopSeconds) {
@@ -236,14 +373,7 @@ public final class InboxBenchmark {
     kafka.createTopic(topic, 8);
     List<Envelope> batch = new ArrayList<>();
     for (int i = 0; i < EVENTS; i++) {
-      batch.add(
-          Envelope.builder()
-              .source("urn:bench")
-              .type("OrderCaptured")
-              .key("order-" + (i % 1_000))
-              .dataContentType("application/json")
-              .payload("{\"order\":" + i + ",\"amount\":1999}")
-              .build());
+      batch.add(event("OrderCaptured", "order-" + (i % 1_000), i));
       if (batch.size() == 1_000) {
         broker.publisher().publishAll(topic, batch);
         batch.clear();
