@@ -50,14 +50,14 @@ record SqsSettings(
           "",
           "needs its partner: set both keys, or neither to use the default credential chain");
     }
-    // Standard queues: short, because the heartbeat extends it while a delivery is unsettled; a
-    // killed consumer's messages come back within 10 s, before a restarted server is ready.
-    // FIFO queues: 30 s, because it also bounds how long a consumer may stall (a GC pause, a
-    // SIGSTOP) before its in-flight messages go to another consumer while it still holds them;
-    // the two then process one message group side by side, out of order. A 6 s pause broke the
-    // order of a FIFO run at 10 s. A heartbeat interval set on its own keeps three beats per
-    // timeout.
-    Duration visibilityDefault = Duration.ofSeconds(c.bool("fifo", false) ? 30 : 10);
+    // Standard queues: 10 s, because the heartbeat extends it while a delivery is unsettled; a
+    // killed consumer's messages come back before a restarted server is ready. FIFO queues: 15 s,
+    // because it also bounds how long a consumer may stall (a GC pause, a SIGSTOP) before its
+    // in-flight messages go to another consumer while it still holds them, and the two process one
+    // message group side by side; yet a killed consumer's message blocks its group until it ends
+    // (30 s kept a restarted server waiting 9.5 s). A heartbeat interval set on its own keeps three
+    // beats per timeout.
+    Duration visibilityDefault = Duration.ofSeconds(c.bool("fifo", false) ? 15 : 10);
     if (c.has("heartbeat.interval")) {
       Duration beats =
           c.duration(

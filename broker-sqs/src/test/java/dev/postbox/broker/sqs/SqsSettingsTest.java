@@ -34,9 +34,10 @@ class SqsSettingsTest {
     assertThat(s.visibilityTimeout()).isEqualTo(Duration.ofSeconds(45));
     assertThat(SqsSettings.from(Map.of("heartbeat.interval", "1s")).visibilityTimeout())
         .isEqualTo(Duration.ofSeconds(10));
-    // FIFO keeps 30 s: a consumer stalled past it shares its message groups with another
+    // FIFO 15 s: a consumer stalled past it shares its message groups with another, and a killed
+    // consumer's message blocks its group until it ends
     assertThat(SqsSettings.from(Map.of("fifo", "true")).visibilityTimeout())
-        .isEqualTo(Duration.ofSeconds(30));
+        .isEqualTo(Duration.ofSeconds(15));
   }
 
   @Test
