@@ -8,6 +8,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
@@ -67,6 +68,11 @@ abstract class TortureBroker implements AutoCloseable {
 
   /** Restarts the broker, keeping its messages. */
   abstract void restart();
+
+  /** What {@link #restart()} does, for the run's summary. */
+  String restartLabel() {
+    return "broker restart";
+  }
 
   /** Server variables: the adapter, its settings, and this run's destinations. */
   Map<String, String> serverVariables() {
@@ -259,11 +265,15 @@ abstract class TortureBroker implements AutoCloseable {
   }
 
   /**
-   * ElasticMQ standing in for SQS, in this JVM, keeping its messages in a database so a restart
-   * loses nothing (SQS itself never restarts; this stands in for its endpoint going away). Standard
-   * queues, or FIFO queues (message groups by key, so order per key is promised).
+   * ElasticMQ standing in for SQS, in this JVM. Standard queues, or FIFO queues (message groups by
+   * key, so order per key is promised). SQS itself never restarts; what its clients meet is an
+   * endpoint that goes away. Standard queues: the server keeps its messages in a database and
+   * restarts. FIFO queues: the server stays up, in memory, and its endpoint is taken away for five
+   * seconds (connections reset, new ones refused), because ElasticMQ's restart forgets FIFO group
+   * locks (see {@code ElasticMqFifoStandInIT} in broker-sqs).
    */
   static final class Sqs extends TortureBroker {
+    private static final Duration OUTAGE = Duration.ofSeconds(5);
     private final boolean fifo;
     private final Path storage;
     private final ElasticMqTestBroker sqs;
@@ -276,7 +286,7 @@ abstract class TortureBroker implements AutoCloseable {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      sqs = ElasticMqTestBroker.persistent(storage);
+      sqs = fifo ? ElasticMqTestBroker.withOutages() : ElasticMqTestBroker.persistent(storage);
       sqs.createQueue(orders);
       sqs.createQueue(payments);
     }
@@ -319,7 +329,16 @@ abstract class TortureBroker implements AutoCloseable {
 
     @Override
     void restart() {
-      sqs.restart();
+      if (fifo) {
+        sqs.outage(OUTAGE);
+      } else {
+        sqs.restart();
+      }
+    }
+
+    @Override
+    String restartLabel() {
+      return fifo ? "SQS endpoint outage of " + OUTAGE.toSeconds() + " s" : super.restartLabel();
     }
 
     @Override

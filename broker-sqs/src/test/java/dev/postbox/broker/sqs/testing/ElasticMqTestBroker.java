@@ -26,7 +26,14 @@ import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 /**
  * A real SQS-compatible server (ElasticMQ) in the test JVM on a dynamic port. {@link #shared()}
  * serves every test class in the JVM and keeps queues in memory; {@link #persistent} keeps them in
- * a database, so that one can be restarted.
+ * a database, so that one can be restarted; {@link #withOutages()} keeps them in memory behind an
+ * endpoint that can be taken away and brought back.
+ *
+ * <p>Which to use for a broker failure: ElasticMQ 1.7.1 reloads a stored FIFO queue's messages as
+ * non-FIFO ones ({@code ElasticMqFifoStandInIT} shows it), so after a {@link #restart()} a FIFO
+ * queue hands out a group's later messages while an earlier one is in flight. Real SQS never
+ * restarts; what its clients meet is an endpoint that fails. FIFO runs therefore use {@link
+ * #outage}.
  */
 public final class ElasticMqTestBroker implements AutoCloseable {
 
@@ -38,20 +45,24 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   private final int port;
   private final SqsClient admin;
   private final Path storage;
+  private final EndpointOutage endpoint;
   private Runnable stop;
 
-  private ElasticMqTestBroker() {
+  private ElasticMqTestBroker(boolean outages) {
     SQSRestServer server =
         SQSRestServerBuilder.withDynamicPort().withInterface("localhost").start();
-    this.port = server.waitUntilStarted().localAddress().getPort();
+    int direct = server.waitUntilStarted().localAddress().getPort();
     this.storage = null;
     this.stop = server::stopAndWait;
-    this.admin = client(port);
+    this.endpoint = outages ? new EndpointOutage(direct) : null;
+    this.port = outages ? endpoint.port() : direct;
+    this.admin = client(direct); // the test's own calls bypass the outages
   }
 
   private ElasticMqTestBroker(Path storage) {
     this.port = freePort();
     this.storage = storage;
+    this.endpoint = null;
     startPersistent();
     this.admin = client(port);
   }
@@ -62,6 +73,48 @@ public final class ElasticMqTestBroker implements AutoCloseable {
    */
   public static ElasticMqTestBroker persistent(Path storage) {
     return new ElasticMqTestBroker(storage);
+  }
+
+  /**
+   * A server of its own, in memory, whose endpoint {@link #outage} can take away: open connections
+   * are reset and new ones refused, while the queues keep every message and every FIFO group lock.
+   */
+  public static ElasticMqTestBroker withOutages() {
+    return new ElasticMqTestBroker(true);
+  }
+
+  /**
+   * Takes the endpoint away for {@code length} and brings it back on the same port, the server's
+   * state untouched.
+   *
+   * @throws IllegalStateException for a server not made {@link #withOutages()}
+   */
+  public void outage(Duration length) {
+    endpointDown();
+    try {
+      Thread.sleep(length.toMillis()); // the outage's length, not a wait for work
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      endpointUp();
+    }
+  }
+
+  /** The start of an {@link #outage}: until {@link #endpointUp()}, nothing answers. */
+  public void endpointDown() {
+    outages().down();
+  }
+
+  /** The end of an {@link #outage}. */
+  public void endpointUp() {
+    outages().up();
+  }
+
+  private EndpointOutage outages() {
+    if (endpoint == null) {
+      throw new IllegalStateException("only a server made withOutages() has an outage switch");
+    }
+    return endpoint;
   }
 
   /**
@@ -119,7 +172,7 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   /** The server shared by all tests in this JVM; stopped at JVM exit. */
   public static synchronized ElasticMqTestBroker shared() {
     if (shared == null) {
-      shared = new ElasticMqTestBroker();
+      shared = new ElasticMqTestBroker(false);
       Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "elasticmq-stop"));
     }
     return shared;
@@ -166,6 +219,11 @@ public final class ElasticMqTestBroker implements AutoCloseable {
     return createQueue(name, Map.of());
   }
 
+  /** A plain SQS client through {@link #endpoint()}, so an {@link #outage} reaches it. */
+  public SqsClient clientThroughEndpoint() {
+    return client(port);
+  }
+
   /** A plain SQS client for tests that talk to the server directly. */
   public SqsClient client() {
     return admin;
@@ -174,6 +232,9 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   @Override
   public void close() {
     admin.close();
+    if (endpoint != null) {
+      endpoint.close();
+    }
     stop.run();
   }
 }
