@@ -24,18 +24,20 @@ import java.util.concurrent.atomic.AtomicLong;
  *       metric to watch: the bound is too small for the traffic). There is no admission policy:
  *       unlike a TinyLFU cache, a new id that was seen once is always kept.
  *   <li><b>Ids are 128 bits.</b> A UUID in its canonical 36-character lower-case form is stored
- *       exactly (two longs); any other id is reduced to 128 bits: two 64-bit hashes of its UTF-16
- *       code units (MurmurHash3's block and finalisation steps) with different seeds. Two different
- *       ids could then share both; for a billion such ids the chance is about 10<sup>-21</sup>.
+ *       exactly (two longs); any other id is reduced to 128 bits: two 64-bit keyed hashes
+ *       (SipHash-2-4 under this process's secret keys) of its UTF-16 code units. Two different ids
+ *       could then share both; for a billion such ids the chance is about 10<sup>-21</sup>.
  *   <li>{@link #seen} and {@link #record} allocate nothing and are safe from any number of threads:
- *       the set is split into segments by hash (16, or more for large bounds), each guarded by its
- *       own lock, held for one probe.
+ *       the set is split into segments by a keyed hash (16, or more for large bounds), each guarded
+ *       by its own lock, held for one probe. The hash is keyed so that ids cannot be crafted to
+ *       pile into one segment or one probe sequence.
  * </ul>
  *
  * <p><b>Layout.</b> Each segment keeps its ids in a ring, in the order they were recorded (two
- * longs and an int of seconds each), and an open-addressing table of ring positions (an int each,
- * at most 3/4 full, linear probing with backward-shift deletion). Expiry walks the ring from its
- * oldest end. About 27 bytes per id at 10 million ids.
+ * longs and an int of seconds each), and an open-addressing table (an int a slot, at most 3/4 full,
+ * linear probing with backward-shift deletion) whose slots hold a ring position and 16 more bits of
+ * the id's hash: a probe for an id not held almost never reads the ring. Expiry walks the ring from
+ * its oldest end. About 28 bytes per id at 10 million ids.
  */
 public final class DedupFront {
 
@@ -45,6 +47,9 @@ public final class DedupFront {
    * % more heap (measured: 44 bytes an id at 10M ids with 16 segments).
    */
   private static final int IDS_PER_SEGMENT = 32_768;
+
+  /** Segments at most: enough that no segment holds more than {@link #IDS_PER_SEGMENT}. */
+  private static final int MAX_SEGMENTS = 65_536;
 
   private final Segment[] segments;
   private final int segmentShift;
@@ -71,7 +76,7 @@ public final class DedupFront {
     this.windowSeconds = (int) ((window.toMillis() + 999) / 1000);
     this.maxIds = maxIds;
     int count = 16; // at least: for the lanes' threads
-    while (count < 4096 && (long) count * IDS_PER_SEGMENT < maxIds) {
+    while (count < MAX_SEGMENTS && (long) count * IDS_PER_SEGMENT < maxIds) {
       count <<= 1;
     }
     segments = new Segment[count];
@@ -79,9 +84,8 @@ public final class DedupFront {
     double perSegment = (double) maxIds / count;
     // Ids spread over the segments by hash, not evenly: room for six standard deviations more
     // than the mean, so a full window of maxIds ids fits without any eviction by size.
-    int capacity =
-        (int)
-            Math.min(Integer.MAX_VALUE / 2, Math.ceil(perSegment + 6 * Math.sqrt(perSegment) + 16));
+    // At most ~33,900: a ring position fits the 16 bits a table slot gives it.
+    int capacity = (int) Math.ceil(perSegment + 6 * Math.sqrt(perSegment) + 16);
     for (int i = 0; i < count; i++) {
       segments[i] = new Segment(capacity);
     }
@@ -120,15 +124,23 @@ public final class DedupFront {
   /**
    * Records {@code eventId} as processed. Call it only after the transaction that processed it
    * committed. Allocates nothing.
+   *
+   * @return true if it was not held, false if it was (see {@link #record(long, long)})
    */
-  public void record(String eventId) {
-    record(high(eventId), low(eventId));
+  public boolean record(String eventId) {
+    return record(high(eventId), low(eventId));
   }
 
-  /** Records the 128-bit id {@code (hi, lo)}; see {@link #record(String)}. */
-  public void record(long hi, long lo) {
+  /**
+   * Records the 128-bit id {@code (hi, lo)}; see {@link #record(String)}. One probe answers both
+   * questions, as {@link java.util.Set#add} does.
+   *
+   * @return true if it was not held (now it is), false if it was held already (its age still runs
+   *     from when it was first recorded)
+   */
+  public boolean record(long hi, long lo) {
     long h = mix(hi, lo);
-    segments[segment(h)].add(hi, lo, h, now());
+    return segments[segment(h)].add(hi, lo, h, now());
   }
 
   /** Forgets every id: the state the front stood in front of was reset or rolled back. */
@@ -178,13 +190,17 @@ public final class DedupFront {
     return (int) (h >>> segmentShift);
   }
 
-  /** A 64-bit mix of both halves (MurmurHash3's finaliser), so that ids with patterns spread. */
-  private static long mix(long hi, long lo) {
-    return finish(hi ^ Long.rotateLeft(lo, 31) ^ 0x9E3779B97F4A7C15L);
-  }
-
   /** Keys of this process's hashes, secret: ids and payloads cannot be crafted to collide. */
-  private static final long[] KEYS = new java.security.SecureRandom().longs(6).toArray();
+  private static final long[] KEYS = new java.security.SecureRandom().longs(8).toArray();
+
+  /**
+   * A 64-bit keyed mix of both halves (MurmurHash3's finaliser, twice, under secret keys): ids with
+   * patterns spread, and ids chosen to share a segment or a probe sequence cannot be made without
+   * the keys (a plain {@code hi ^ lo} mix would let anyone send ids that all collide).
+   */
+  static long mix(long hi, long lo) {
+    return finish(finish(hi ^ KEYS[6]) ^ lo ^ KEYS[7]);
+  }
 
   /**
    * The high half of an id's 128 bits: a canonical lower-case UUID's first 64 bits, or a keyed hash
@@ -347,11 +363,17 @@ public final class DedupFront {
 
   /** One lock's share: a ring of ids in recording order, and a table of ring positions. */
   private final class Segment {
+    private static final int POSITION = 0xFFFF;
+
     private final long[] his;
     private final long[] los;
     private final int[] times;
 
-    /** Ring position + 1 per slot; 0 is an empty slot. */
+    /**
+     * Per slot: 0 when empty; otherwise the ring position + 1 in the low 16 bits and a tag, bits 16
+     * to 31 of the id's mix, in the high 16 (the slot comes from bits 0 to 15, the segment from the
+     * top bits, so the tag is 16 bits the probe has not used yet).
+     */
     private final int[] table;
 
     private final int mask;
@@ -359,6 +381,9 @@ public final class DedupFront {
     private int count;
 
     Segment(int capacity) {
+      if (capacity >= POSITION) {
+        throw new IllegalStateException("a segment of " + capacity + " ids is too large");
+      }
       his = new long[capacity];
       los = new long[capacity];
       times = new int[capacity];
@@ -367,29 +392,41 @@ public final class DedupFront {
       mask = slots - 1;
     }
 
+    private static int tag(long h) {
+      return (int) h & 0xFFFF0000;
+    }
+
     synchronized boolean contains(long hi, long lo, long h, int now) {
+      int tag = tag(h);
       for (int slot = (int) h & mask; ; slot = (slot + 1) & mask) {
-        int ref = table[slot];
-        if (ref == 0) {
+        int entry = table[slot];
+        if (entry == 0) {
           return false;
         }
-        if (his[ref - 1] == hi && los[ref - 1] == lo) {
-          // past its window it is no longer held, even before a later record purges it
-          return now - times[ref - 1] <= windowSeconds;
+        if ((entry & ~POSITION) == tag) {
+          int pos = (entry & POSITION) - 1;
+          if (his[pos] == hi && los[pos] == lo) {
+            // past its window it is no longer held, even before a later record purges it
+            return now - times[pos] <= windowSeconds;
+          }
         }
       }
     }
 
-    synchronized void add(long hi, long lo, long h, int now) {
+    synchronized boolean add(long hi, long lo, long h, int now) {
       expire(now);
+      int tag = tag(h);
       int slot = (int) h & mask;
       for (; ; slot = (slot + 1) & mask) {
-        int ref = table[slot];
-        if (ref == 0) {
+        int entry = table[slot];
+        if (entry == 0) {
           break;
         }
-        if (his[ref - 1] == hi && los[ref - 1] == lo) {
-          return; // held already; its age runs from when it was first recorded
+        if ((entry & ~POSITION) == tag) {
+          int pos = (entry & POSITION) - 1;
+          if (his[pos] == hi && los[pos] == lo) {
+            return false; // held already (expire() left only ids inside the window)
+          }
         }
       }
       if (count == his.length) {
@@ -404,9 +441,10 @@ public final class DedupFront {
       his[head] = hi;
       los[head] = lo;
       times[head] = now;
-      table[slot] = head + 1;
+      table[slot] = tag | (head + 1);
       head = head + 1 == his.length ? 0 : head + 1;
       count++;
+      return true;
     }
 
     private void expire(int now) {
@@ -429,19 +467,20 @@ public final class DedupFront {
     private void removeOldest() {
       int pos = oldest();
       int slot = (int) mix(his[pos], los[pos]) & mask;
-      while (table[slot] != pos + 1) {
+      while ((table[slot] & POSITION) != pos + 1) {
         slot = (slot + 1) & mask;
       }
       // Backward-shift deletion: move later entries of the cluster into the hole when their home
       // slot is not between the hole and their current slot, so no probe ever stops too early.
       int hole = slot;
       for (int next = (hole + 1) & mask; table[next] != 0; next = (next + 1) & mask) {
-        int ref = table[next];
-        int home = (int) mix(his[ref - 1], los[ref - 1]) & mask;
+        int entry = table[next];
+        int ref = (entry & POSITION) - 1;
+        int home = (int) mix(his[ref], los[ref]) & mask;
         boolean homeInRange =
             hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
         if (!homeInRange) {
-          table[hole] = ref;
+          table[hole] = entry;
           hole = next;
         }
       }

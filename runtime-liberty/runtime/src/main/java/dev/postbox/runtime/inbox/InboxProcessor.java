@@ -212,15 +212,7 @@ public final class InboxProcessor {
     if (h != null && h.eventId.equals(item.envelope.id())) {
       return false;
     }
-    return front.seen(frontHigh(item.envelope), frontLow(item.envelope));
-  }
-
-  private static long frontHigh(Envelope e) {
-    return DedupFront.high(e.id());
-  }
-
-  private static long frontLow(Envelope e) {
-    return DedupFront.low(e.id()) ^ DedupFront.hash(e.payload());
+    return front.seen(item.frontHigh, item.frontLow);
   }
 
   /**
@@ -520,7 +512,7 @@ public final class InboxProcessor {
   private void settled(Item item, Outcome outcome) {
     if (front != null && outcome != Outcome.CONFLICT) {
       // committed: processed now, or found processed before
-      front.record(frontHigh(item.envelope), frontLow(item.envelope));
+      front.record(item.frontHigh, item.frontLow);
     }
     if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
       CrashPoints.reach(CrashPoints.INBOX_COMMITTED_NOT_ACKED);
@@ -655,7 +647,7 @@ public final class InboxProcessor {
           null);
       return null;
     }
-    return new Item(d, e);
+    return new Item(d, e, front != null);
   }
 
   private void poison(
@@ -809,7 +801,25 @@ public final class InboxProcessor {
     CONFLICT
   }
 
-  private record Item(Delivery delivery, Envelope envelope) {}
+  /**
+   * A delivery with its decoded envelope and, when the front is on, its front key: the id's two
+   * halves, the low one mixed with the payload's hash. Computed once here (the payload is copied
+   * and hashed), read when the front is asked and again when the outcome is recorded.
+   */
+  private static final class Item {
+    final Delivery delivery;
+    final Envelope envelope;
+    final long frontHigh;
+    final long frontLow;
+
+    Item(Delivery delivery, Envelope envelope, boolean keyed) {
+      this.delivery = delivery;
+      this.envelope = envelope;
+      this.frontHigh = keyed ? DedupFront.high(envelope.id()) : 0;
+      this.frontLow =
+          keyed ? DedupFront.low(envelope.id()) ^ DedupFront.hash(envelope.payload()) : 0;
+    }
+  }
 
   /** Keys held behind a failed event, across polls (lanes run in parallel: concurrent). */
   private final Map<String, Hold> holds = new java.util.concurrent.ConcurrentHashMap<>();

@@ -169,6 +169,22 @@ class DedupFrontTest {
   }
 
   @Test
+  void idsCraftedToShareAnUnkeyedMixStillSpread() {
+    // With a mix of hi ^ rotl(lo, 31), as the first version had, every one of these ids had the
+    // same hash: one segment, one probe sequence ever longer. Keyed, they spread.
+    Set<Long> mixes = new HashSet<>();
+    for (long i = 0; i < 10_000; i++) {
+      long hi = i * 0x9E3779B97F4A7C15L;
+      long lo = Long.rotateRight(hi ^ 0x1234_5678_9ABC_DEF0L, 31);
+      assertThat(hi ^ Long.rotateLeft(lo, 31)).isEqualTo(0x1234_5678_9ABC_DEF0L);
+      mixes.add(DedupFront.mix(hi, lo) >>> 48);
+    }
+    assertThat(mixes)
+        .as("distinct top 16 bits (segments) among 10,000 ids")
+        .hasSizeGreaterThan(8_000);
+  }
+
+  @Test
   void clearForgetsEverything() {
     DedupFront front = DedupFront.of(Duration.ofMinutes(1), 1_000);
     for (int i = 0; i < 500; i++) {
@@ -204,9 +220,11 @@ class DedupFrontTest {
       }
       long hi = r.nextInt(3_000); // collisions of ids on purpose: re-recording a held id
       long lo = r.nextInt(2);
-      front.record(hi, lo);
+      boolean added = front.record(hi, lo);
       String k = hi + "/" + lo;
-      if (held.add(k)) {
+      boolean isNew = held.add(k);
+      assertThat(added).as("step %d: record says whether it was held", step).isEqualTo(isNew);
+      if (isNew) {
         order.add(new long[] {hi, lo, now});
       }
       if (front.sizeEvictions() > 0) {
