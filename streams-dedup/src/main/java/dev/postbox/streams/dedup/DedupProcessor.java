@@ -1,6 +1,5 @@
 package dev.postbox.streams.dedup;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,19 +18,25 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * forwards them to the duplicates child. Records without an id go to the errors child with a
  * {@value #REASON_HEADER} header.
  *
- * <p>Two stores, both changelogged: {@code ids} maps an id to when it was first seen, and {@code
- * expiry} indexes the same entries by time (an 8-byte big-endian timestamp followed by the id), so
- * the purge punctuator range-scans only what has expired instead of the whole store. Memory and
- * disk stay bounded by window × rate, not by history.
+ * <p>One changelogged store, {@code seen}: an id's 16-byte key ({@link IdKeys}) → when it was first
+ * seen (8 bytes). There is no expiry index: the purge punctuator sweeps the store in key order from
+ * where its last run stopped, a bounded slice per run, deleting what is past the window. The slice
+ * is sized so the sweep passes over the whole store about twice per window; disk stays bounded by
+ * about 1.5 × window × rate, and every id costs one entry instead of two. Whether an id is a
+ * duplicate never depends on the sweep: an entry older than the window is treated as absent.
  */
 final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> {
 
   static final String REASON_HEADER = "postbox_dedup_reason";
 
+  /** The fewest entries one purge run looks at, so small stores are swept whole at once. */
+  static final int MIN_SWEEP = 10_000;
+
   private final DedupSettings settings;
+  private final IdKeys keys = new IdKeys();
   private ProcessorContext<byte[], byte[]> context;
-  private KeyValueStore<String, Long> ids;
-  private KeyValueStore<Bytes, byte[]> expiry;
+  private KeyValueStore<Bytes, Long> seen;
+  private Bytes cursor;
   private Sensor in;
   private Sensor duplicates;
   private Sensor errors;
@@ -45,8 +50,8 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
   @Override
   public void init(ProcessorContext<byte[], byte[]> context) {
     this.context = context;
-    this.ids = context.getStateStore(DedupTopology.IDS_STORE);
-    this.expiry = context.getStateStore(DedupTopology.EXPIRY_STORE);
+    this.seen = context.getStateStore(DedupTopology.SEEN_STORE);
+    this.cursor = null;
     String task = context.taskId().toString();
     var metrics = context.metrics();
     in =
@@ -91,7 +96,8 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
       return;
     }
     long now = now(record);
-    Long firstSeen = ids.get(id);
+    Bytes key = keys.of(id);
+    Long firstSeen = seen.get(key);
     if (firstSeen != null && now - firstSeen < settings.window().toMillis()) {
       duplicates.record();
       if (settings.duplicatesTopic() != null) {
@@ -99,11 +105,7 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
       }
       return;
     }
-    if (firstSeen != null) {
-      expiry.delete(expiryKey(firstSeen, id)); // seen before the window: a new first sighting
-    }
-    ids.put(id, now);
-    expiry.put(expiryKey(now, id), new byte[0]);
+    seen.put(key, now); // new, or seen before the window: a new first sighting
     context.forward(record, DedupTopology.OUTPUT_SINK);
   }
 
@@ -114,36 +116,37 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
         : context.currentSystemTimeMs();
   }
 
-  /** Deletes every id first seen at or before {@code timestamp - window}. */
+  /**
+   * Sweeps the next slice of the store (from where the last run stopped, wrapping at the end) and
+   * deletes the ids first seen at or before {@code timestamp - window}.
+   */
   void purge(long timestamp) {
     long cutoff = timestamp - settings.window().toMillis();
     if (cutoff < 0) {
       return;
     }
-    List<KeyValue<Bytes, byte[]>> expired = new ArrayList<>();
-    try (KeyValueIterator<Bytes, byte[]> it =
-        expiry.range(expiryKey(0, ""), expiryKey(cutoff + 1, ""))) {
-      while (it.hasNext()) {
-        expired.add(it.next());
+    long entries = seen.approximateNumEntries();
+    long slice =
+        Math.max(
+            MIN_SWEEP,
+            2 * entries * settings.purgeInterval().toMillis() / settings.window().toMillis() + 1);
+    List<Bytes> expired = new ArrayList<>();
+    long looked = 0;
+    try (KeyValueIterator<Bytes, Long> it =
+        cursor == null ? seen.all() : seen.range(cursor, null)) {
+      while (it.hasNext() && looked < slice) {
+        KeyValue<Bytes, Long> e = it.next();
+        looked++;
+        if (e.value <= cutoff) {
+          expired.add(e.key);
+        }
       }
+      cursor = it.hasNext() ? it.peekNextKey() : null; // null: the next run starts over
     }
-    for (KeyValue<Bytes, byte[]> e : expired) {
-      byte[] key = e.key.get();
-      long seen = ByteBuffer.wrap(key, 0, Long.BYTES).getLong();
-      String id = new String(key, Long.BYTES, key.length - Long.BYTES, StandardCharsets.UTF_8);
-      Long current = ids.get(id);
-      if (current != null && current == seen) {
-        ids.delete(id);
-      }
-      expiry.delete(e.key);
+    for (Bytes key : expired) {
+      seen.delete(key);
       purged.record();
     }
-    storeSize.record(ids.approximateNumEntries());
-  }
-
-  static Bytes expiryKey(long timestamp, String id) {
-    byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-    return Bytes.wrap(
-        ByteBuffer.allocate(Long.BYTES + idBytes.length).putLong(timestamp).put(idBytes).array());
+    storeSize.record(seen.approximateNumEntries());
   }
 }

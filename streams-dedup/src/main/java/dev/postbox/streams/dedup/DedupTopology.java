@@ -21,8 +21,12 @@ public final class DedupTopology {
   static final String OUTPUT_SINK = "output";
   static final String DUPLICATES_SINK = "duplicates";
   static final String ERRORS_SINK = "errors";
-  static final String IDS_STORE = "postbox-dedup-ids";
-  static final String EXPIRY_STORE = "postbox-dedup-expiry";
+
+  /**
+   * Id key → first seen. Named anew for the 16-byte keys: the string-keyed {@code
+   * postbox-dedup-ids} and {@code postbox-dedup-expiry} of earlier versions are left unused.
+   */
+  static final String SEEN_STORE = "postbox-dedup-seen";
 
   private DedupTopology() {}
 
@@ -38,12 +42,7 @@ public final class DedupTopology {
     Map<String, String> changelog = Map.of("cleanup.policy", "compact");
     t.addStateStore(
         Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(IDS_STORE), Serdes.String(), Serdes.Long())
-            .withLoggingEnabled(changelog),
-        PROCESSOR);
-    t.addStateStore(
-        Stores.keyValueStoreBuilder(
-                Stores.persistentKeyValueStore(EXPIRY_STORE), Serdes.Bytes(), Serdes.ByteArray())
+                Stores.persistentKeyValueStore(SEEN_STORE), Serdes.Bytes(), Serdes.Long())
             .withLoggingEnabled(changelog),
         PROCESSOR);
     t.addSink(

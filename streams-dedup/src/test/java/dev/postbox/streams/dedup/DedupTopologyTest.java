@@ -10,6 +10,7 @@ import java.util.Properties;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
@@ -91,8 +92,13 @@ class DedupTopologyTest {
         .toList();
   }
 
-  private KeyValueStore<String, Long> ids() {
-    return driver.getKeyValueStore(DedupTopology.IDS_STORE);
+  private KeyValueStore<Bytes, Long> store() {
+    return driver.getKeyValueStore(DedupTopology.SEEN_STORE);
+  }
+
+  /** When the store says {@code id} was first seen, or null. */
+  private Long seen(String id) {
+    return store().get(new IdKeys().of(id));
   }
 
   @Test
@@ -113,10 +119,39 @@ class DedupTopologyTest {
     send("other", "x", T0.plus(Duration.ofMinutes(30)));
     // Stream time moves past the window for "old" (and the purge punctuator runs).
     send("later", "y", T0.plus(Duration.ofMinutes(75)));
-    assertThat(ids().get("old")).as("purged from the store").isNull();
-    assertThat(ids().get("other")).as("still inside its window").isNotNull();
+    assertThat(seen("old")).as("purged from the store").isNull();
+    assertThat(seen("other")).as("still inside its window").isNotNull();
     send("old", "again", T0.plus(Duration.ofMinutes(76)));
     assertThat(values(output)).containsExactly("first", "x", "y", "again");
+  }
+
+  @Test
+  void aStoreLargerThanOneSliceIsSweptOverSeveralPurges() {
+    start(defaults()); // window 1 h, purge every 10 min
+    int ids = DedupProcessor.MIN_SWEEP * 5 / 2;
+    for (int i = 0; i < ids; i++) {
+      send("id-" + i, "v", T0);
+    }
+    send("late", "v", T0.plus(Duration.ofMinutes(50)));
+    assertThat(store().approximateNumEntries()).isEqualTo(ids + 1);
+
+    send("tick-1", "v", T0.plus(Duration.ofMinutes(61))); // past the window: one slice swept
+    long afterOne = store().approximateNumEntries();
+    assertThat(afterOne)
+        .as("one purge looks at one slice, not the whole store")
+        .isGreaterThan(ids + 2 - DedupProcessor.MIN_SWEEP - 1)
+        .isLessThan(ids + 2);
+    send("id-" + (ids - 1), "again", T0.plus(Duration.ofMinutes(62)));
+    assertThat(values(output)).as("expired, swept or not: passes again").endsWith("again");
+
+    send("tick-2", "v", T0.plus(Duration.ofMinutes(72)));
+    send("tick-3", "v", T0.plus(Duration.ofMinutes(83)));
+    send("tick-4", "v", T0.plus(Duration.ofMinutes(94)));
+    for (int i = 0; i < ids - 1; i++) {
+      assertThat(seen("id-" + i)).as("id-" + i + " swept").isNull();
+    }
+    assertThat(seen("late")).as("inside its window until 110 min").isNotNull();
+    assertThat(seen("id-" + (ids - 1))).as("its new sighting at 62 min").isNotNull();
   }
 
   @Test
@@ -187,7 +222,7 @@ class DedupTopologyTest {
     send(null, "k1", T0);
     send(null, "k1 again", T0);
     driver.advanceWallClockTime(Duration.ofMinutes(61));
-    assertThat(ids().get("key")).as("purged by the wall-clock punctuator").isNull();
+    assertThat(seen("key")).as("purged by the wall-clock punctuator").isNull();
     send(null, "k1 after the window", T0);
     assertThat(values(output)).containsExactly("k1", "k1 after the window");
   }
