@@ -14,23 +14,17 @@ import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.processor.api.Processor;
-import org.apache.kafka.streams.processor.api.ProcessorContext;
-import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.StoreBuilder;
-import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
- * Measures the on-disk size per id of the deduplicator's RocksDB stores, beside a naive peer in the
- * same run: one key-value store of id → first seen, with no expiry index (so its purge must scan
- * everything). The difference is what the expiry index costs.
+ * Measures the on-disk size per id of the deduplicator's RocksDB store, beside Kafka Streams'
+ * canonical dedup in the same run ({@link WindowStoreDedup}: a window store of id text →
+ * timestamp). Both run in a {@link TopologyTestDriver} on their real RocksDB stores, Kafka Streams'
+ * own RocksDB options (no compression), and are measured as SST bytes after a flush.
  *
  * <p>Run: {@code ./mvnw -q -pl benchmarks -am install -DskipTests && ./mvnw -q -pl benchmarks
  * exec:java -Dexec.mainClass=dev.postbox.benchmarks.DedupStoreSizing -Dexec.args=200000}
@@ -43,11 +37,11 @@ public final class DedupStoreSizing {
     int ids = args.length > 0 ? Integer.parseInt(args[0]) : 200_000;
     Topology postbox =
         DedupTopology.build(DedupSettings.of("in", "out", "errors", Duration.ofDays(1)));
-    Topology naive = naive();
+    Topology window = WindowStoreDedup.topology(Duration.ofDays(1));
     System.out.printf("ids: %,d random UUIDs (36 chars), no compression, after flush%n", ids);
-    System.out.printf("%-46s %14s %10s%n", "store", "bytes on disk", "bytes/id");
-    report("postbox (ids + expiry index, 2 stores)", postbox, ids);
-    report("naive peer (ids only, 1 store, full-scan purge)", naive, ids);
+    System.out.printf("%-50s %14s %10s%n", "store", "bytes on disk", "bytes/id");
+    report("postbox (1 store, 16-byte ids, swept)", postbox, ids);
+    report("Kafka Streams WindowStore dedup (id text)", window, ids);
   }
 
   private static void report(String name, Topology topology, int ids) {
@@ -68,40 +62,7 @@ public final class DedupStoreSizing {
       }
       driver.getAllStateStores().values().forEach(s -> s.flush());
       long bytes = sstBytes(dir);
-      System.out.printf("%-46s %,14d %10.1f%n", name, bytes, bytes / (double) ids);
-    }
-  }
-
-  private static Topology naive() {
-    StoreBuilder<KeyValueStore<String, Long>> store =
-        Stores.keyValueStoreBuilder(
-            Stores.persistentKeyValueStore("naive-ids"), Serdes.String(), Serdes.Long());
-    Topology t = new Topology();
-    t.addSource("in", Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(), "in");
-    t.addProcessor("naive", NaiveDedup::new, "in");
-    t.addStateStore(store, "naive");
-    t.addSink(
-        "out", "out", Serdes.ByteArray().serializer(), Serdes.ByteArray().serializer(), "naive");
-    return t;
-  }
-
-  /** Remembers ids in one store; purging would have to scan all of it. */
-  private static final class NaiveDedup implements Processor<byte[], byte[], byte[], byte[]> {
-    private ProcessorContext<byte[], byte[]> context;
-    private KeyValueStore<String, Long> ids;
-
-    @Override
-    public void init(ProcessorContext<byte[], byte[]> context) {
-      this.context = context;
-      this.ids = context.getStateStore("naive-ids");
-    }
-
-    @Override
-    public void process(Record<byte[], byte[]> record) {
-      String id = new String(record.headers().lastHeader("ce_id").value(), StandardCharsets.UTF_8);
-      if (ids.putIfAbsent(id, record.timestamp()) == null) {
-        context.forward(record);
-      }
+      System.out.printf("%-50s %,14d %10.1f%n", name, bytes, bytes / (double) ids);
     }
   }
 

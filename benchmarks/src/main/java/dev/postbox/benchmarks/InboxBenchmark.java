@@ -74,6 +74,17 @@ public final class InboxBenchmark {
           "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
           oneWorker[1], fourWorkers[1]);
       System.out.printf(
+          "%nduplicate storm: %,d already-processed events redelivered (a new consumer group reads"
+              + " the topic again), batch mode, 1 lane%n",
+          EVENTS);
+      double withoutFront = storm(kafka, broker, false);
+      double withFront = storm(kafka, broker, true);
+      System.out.printf(
+          "%-36s %10.3f %,12.0f%n", "without the front", withoutFront, EVENTS / withoutFront);
+      System.out.printf(
+          "%-36s %10.3f %,12.0f %7.1fx%n",
+          "with the front", withFront, EVENTS / withFront, withoutFront / withFront);
+      System.out.printf(
           "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
               + " events over 8 partitions%n",
           SCALING_EVENTS);
@@ -293,6 +304,64 @@ public final class InboxBenchmark {
         return (System.nanoTime() - start) / 1e9;
       } finally {
         pool.shutdown();
+      }
+    }
+  }
+
+  /**
+   * A duplicate storm: the events are processed once (not timed), then every one of them comes back
+   * (a new consumer group reads the topic from the start, as after a reset of its offsets), and the
+   * clock runs from the first poll of the storm until the inbox has acknowledged the last copy as a
+   * duplicate. With the front, a copy is counted (one statement per poll batch) and acked without
+   * its own round trip; without it, each poll batch tries its inbox rows and finds them taken.
+   *
+   * @return the storm's seconds
+   */
+  private static double storm(KafkaTestBroker kafka, Broker broker, boolean front)
+      throws Exception {
+    String topic = publish(kafka, broker);
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      java.util.concurrent.atomic.AtomicInteger processed =
+          new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.atomic.AtomicInteger duplicates =
+          new java.util.concurrent.atomic.AtomicInteger();
+      InboxSettings settings = InboxSettings.of("payments");
+      InboxProcessor inbox =
+          new InboxProcessor(
+              db.tx,
+              db.dialect,
+              front ? settings : settings.withoutFront(),
+              InboxBenchmark::charge,
+              Clock.systemUTC(),
+              new InboxListener() {
+                @Override
+                public void processed(String subscription, Envelope event) {
+                  processed.incrementAndGet();
+                }
+
+                @Override
+                public void duplicate(String subscription, Envelope event) {
+                  duplicates.incrementAndGet();
+                }
+              },
+              null);
+      try (Consumer first = broker.subscribe(new Subscription(topic, "first", 10_000))) {
+        while (processed.get() < EVENTS) {
+          inbox.process(first.poll(500, Duration.ofMillis(100)));
+        }
+      }
+      try (Consumer storm = broker.subscribe(new Subscription(topic, "storm", 10_000))) {
+        long start = System.nanoTime();
+        while (duplicates.get() < EVENTS) {
+          inbox.process(storm.poll(500, Duration.ofMillis(100)));
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        if (processed.get() != EVENTS) {
+          throw new IllegalStateException(
+              "a copy was processed again: " + processed.get() + " processed");
+        }
+        return seconds;
       }
     }
   }

@@ -42,11 +42,15 @@ public class DedupSetBenchmark {
   public int liveIds;
 
   DedupSets set;
-  final AtomicLong streams = new AtomicLong(1);
 
   @Setup(Level.Trial)
   public void fill() {
     set = DedupSets.of(contender, liveIds);
+    fill(set, liveIds);
+  }
+
+  /** Fills a contender with {@code liveIds} random ids, none of which the streams will send. */
+  static void fill(DedupSets set, int liveIds) {
     // SplittableRandom steps its seed by a fixed gamma: seeds that differ by a multiple of it give
     // the same values shifted, so the fill and the streams take seeds far from each other's steps
     SplittableRandom r = new SplittableRandom(0x2545F4914F6CDD1DL);
@@ -66,9 +70,11 @@ public class DedupSetBenchmark {
     long copiesSent;
     long copiesFound;
 
+    private static final AtomicLong STREAMS = new AtomicLong(1);
+
     @Setup(Level.Trial)
-    public void seed(DedupSetBenchmark b) {
-      random = new SplittableRandom(b.streams.getAndIncrement() * 0x632BE59BD9B4E019L);
+    public void seed() {
+      random = new SplittableRandom(STREAMS.getAndIncrement() * 0x632BE59BD9B4E019L);
     }
 
     @TearDown(Level.Iteration)

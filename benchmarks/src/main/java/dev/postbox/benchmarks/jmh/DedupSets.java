@@ -37,13 +37,7 @@ public interface DedupSets {
   /** Postbox's {@link DedupFront}: 128-bit ids inline, retention by age. */
   static DedupSets postbox(int liveIds) {
     DedupFront front = DedupFront.of(WINDOW, liveIds);
-    return (hi, lo) -> {
-      if (front.seen(hi, lo)) {
-        return true;
-      }
-      front.record(hi, lo);
-      return false;
-    };
+    return (hi, lo) -> !front.record(hi, lo); // one probe: record says whether it was held
   }
 
   /** A {@link ConcurrentHashMap} of {@link UUID}s, the oldest removed to stay within the bound. */

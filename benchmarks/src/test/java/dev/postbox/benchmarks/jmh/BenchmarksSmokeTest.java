@@ -51,7 +51,10 @@ class BenchmarksSmokeTest {
             "oneThread/chm",
             "oneThread/camel",
             "twoThreads/postbox",
-            "twoThreads/chm");
+            "twoThreads/chm",
+            "oneThread/rocksdb",
+            "oneThread/streams-dedup",
+            "oneThread/window-store");
     for (RunResult r : results) {
       assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
     }
