@@ -36,9 +36,14 @@ class ElasticMqFifoStandInIT {
 
       sqs.restart();
 
-      assertThat(bodies(receive(sqs.client(), url)))
+      // Which one comes first is not fixed (they are reloaded ordered by visibility, not arrival):
+      // what matters is that the group hands out anything while m1 is in flight.
+      List<String> next = bodies(receive(sqs.client(), url));
+      assertThat(next)
           .as("ElasticMQ 1.7.1 forgets the group lock across a restart")
-          .containsExactly("m2");
+          .hasSize(1)
+          .first()
+          .isIn("m2", "m3");
     }
   }
 

@@ -66,7 +66,10 @@ abstract class TortureBroker implements AutoCloseable {
   /** Publishes messages that are not events to the orders destination. */
   abstract void injectPoison(int count) throws Exception;
 
-  /** Restarts the broker, keeping its messages. */
+  /**
+   * Fails the broker for a few seconds, keeping its messages: a restart, or for SQS FIFO an outage
+   * of the endpoint (see {@link Sqs}).
+   */
   abstract void restart();
 
   /** What {@link #restart()} does, for the run's summary. */

@@ -1,5 +1,6 @@
 package dev.postbox.streams.dedup;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,10 +21,14 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>One changelogged store, {@code seen}: an id's 16-byte key ({@link IdKeys}) → when it was first
  * seen (8 bytes). There is no expiry index: the purge punctuator sweeps the store in key order from
- * where its last run stopped, a bounded slice per run, deleting what is past the window. The slice
- * is sized so the sweep passes over the whole store about twice per window; disk stays bounded by
- * about 1.5 × window × rate, and every id costs one entry instead of two. Whether an id is a
- * duplicate never depends on the sweep: an entry older than the window is treated as absent.
+ * where its last run stopped, a bounded slice per run, deleting what is past the window. Where it
+ * stopped is kept in the store itself (under {@link #CURSOR}, a key no id has), so it commits with
+ * the rest and a restarted or moved task goes on from there. The slice is sized so the sweep passes
+ * over the whole store about twice per window; disk stays bounded by about 1.5 × window × rate, and
+ * every id costs one entry instead of two. An entry older than the window counts as absent whether
+ * or not the sweep has deleted it yet, so for records in time order the sweep never changes an
+ * outcome. (A record later than the window behind stream time may find its original swept or not,
+ * depending on how far the sweep has come.)
  */
 final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> {
 
@@ -32,11 +37,19 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
   /** The fewest entries one purge run looks at, so small stores are swept whole at once. */
   static final int MIN_SWEEP = 10_000;
 
+  /**
+   * The sweep's bookmark: the key where the next run starts, its first 8 bytes under this key and
+   * its last 8 under {@link #CURSOR_LOW}. Keys of one and two bytes, which no id's 16-byte key can
+   * be, and which sort before every id. Absent: the next run starts at the beginning.
+   */
+  static final Bytes CURSOR = Bytes.wrap(new byte[] {0});
+
+  static final Bytes CURSOR_LOW = Bytes.wrap(new byte[] {0, 0});
+
   private final DedupSettings settings;
   private final IdKeys keys = new IdKeys();
   private ProcessorContext<byte[], byte[]> context;
   private KeyValueStore<Bytes, Long> seen;
-  private Bytes cursor;
   private Sensor in;
   private Sensor duplicates;
   private Sensor errors;
@@ -51,7 +64,6 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
   public void init(ProcessorContext<byte[], byte[]> context) {
     this.context = context;
     this.seen = context.getStateStore(DedupTopology.SEEN_STORE);
-    this.cursor = null;
     String task = context.taskId().toString();
     var metrics = context.metrics();
     in =
@@ -130,18 +142,38 @@ final class DedupProcessor implements Processor<byte[], byte[], byte[], byte[]> 
         Math.max(
             MIN_SWEEP,
             2 * entries * settings.purgeInterval().toMillis() / settings.window().toMillis() + 1);
+    Long high = seen.get(CURSOR);
+    Long low = seen.get(CURSOR_LOW);
+    Bytes from =
+        high == null || low == null
+            ? null
+            : Bytes.wrap(ByteBuffer.allocate(IdKeys.LENGTH).putLong(high).putLong(low).array());
     List<Bytes> expired = new ArrayList<>();
+    Bytes next = null;
     long looked = 0;
-    try (KeyValueIterator<Bytes, Long> it =
-        cursor == null ? seen.all() : seen.range(cursor, null)) {
-      while (it.hasNext() && looked < slice) {
+    try (KeyValueIterator<Bytes, Long> it = from == null ? seen.all() : seen.range(from, null)) {
+      while (it.hasNext()) {
         KeyValue<Bytes, Long> e = it.next();
+        if (e.key.get().length != IdKeys.LENGTH) {
+          continue; // the bookmark
+        }
+        if (looked == slice) {
+          next = e.key; // where the next run starts
+          break;
+        }
         looked++;
         if (e.value <= cutoff) {
           expired.add(e.key);
         }
       }
-      cursor = it.hasNext() ? it.peekNextKey() : null; // null: the next run starts over
+    }
+    if (next != null) {
+      ByteBuffer b = ByteBuffer.wrap(next.get());
+      seen.put(CURSOR, b.getLong());
+      seen.put(CURSOR_LOW, b.getLong());
+    } else if (from != null) {
+      seen.delete(CURSOR); // a pass is over: the next starts at the beginning
+      seen.delete(CURSOR_LOW);
     }
     for (Bytes key : expired) {
       seen.delete(key);

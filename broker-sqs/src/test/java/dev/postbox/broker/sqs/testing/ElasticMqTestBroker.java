@@ -77,7 +77,7 @@ public final class ElasticMqTestBroker implements AutoCloseable {
 
   /**
    * A server of its own, in memory, whose endpoint {@link #outage} can take away: open connections
-   * are reset and new ones refused, while the queues keep every message and every FIFO group lock.
+   * are reset and new ones too, while the queues keep every message and every FIFO group lock.
    */
   public static ElasticMqTestBroker withOutages() {
     return new ElasticMqTestBroker(true);
