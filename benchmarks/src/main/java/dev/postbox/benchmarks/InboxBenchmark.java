@@ -42,7 +42,8 @@ import java.util.concurrent.Executors;
  * <p>Each peer consumes the same number of events from a topic of its own, published beforehand;
  * the clock runs from its first poll to its last commit. Run: {@code ./mvnw -q -pl benchmarks -am
  * install -DskipTests && ./mvnw -q -pl benchmarks exec:java
- * -Dexec.mainClass=dev.postbox.benchmarks.InboxBenchmark}
+ * -Dexec.mainClass=dev.postbox.benchmarks.InboxBenchmark} (add {@code -Dexec.args=storm} for the
+ * duplicate storm alone)
  */
 public final class InboxBenchmark {
 
@@ -61,6 +62,10 @@ public final class InboxBenchmark {
           "inbox benchmark: Kafka -> inbox -> 1 business insert -> commit -> ack, PostgreSQL, %d events,"
               + " %d cores, Java %s%n",
           EVENTS, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+      if (args.length > 0 && args[0].equals("storm")) {
+        storms(kafka, broker);
+        return;
+      }
       System.out.printf("%-36s %10s %12s %8s%n", "peer", "seconds", "events/s", "x loop");
       double loop = perMessageLoop(kafka, broker);
       report("per-message loop (seeds)", loop, loop);
@@ -73,17 +78,7 @@ public final class InboxBenchmark {
       System.out.printf(
           "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
           oneWorker[1], fourWorkers[1]);
-      System.out.printf(
-          "%nduplicate storm: %,d already-processed events redelivered (a new consumer group reads"
-              + " the topic again), batch mode, 1 lane%n",
-          EVENTS);
-      double withoutFront = storm(kafka, broker, false);
-      double withFront = storm(kafka, broker, true);
-      System.out.printf(
-          "%-36s %10.3f %,12.0f%n", "without the front", withoutFront, EVENTS / withoutFront);
-      System.out.printf(
-          "%-36s %10.3f %,12.0f %7.1fx%n",
-          "with the front", withFront, EVENTS / withFront, withoutFront / withFront);
+      storms(kafka, broker);
       System.out.printf(
           "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
               + " events over 8 partitions%n",
@@ -308,6 +303,21 @@ public final class InboxBenchmark {
     }
   }
 
+  /** The duplicate storm with and without the front, alone with {@code storm} as the argument. */
+  private static void storms(KafkaTestBroker kafka, Broker broker) throws Exception {
+    System.out.printf(
+        "%nduplicate storm: %,d already-processed events redelivered (a new consumer group reads"
+            + " the topic again), batch mode, 1 lane%n",
+        EVENTS);
+    double withoutFront = storm(kafka, broker, false);
+    double withFront = storm(kafka, broker, true);
+    System.out.printf(
+        "%-36s %10.3f %,12.0f%n", "without the front", withoutFront, EVENTS / withoutFront);
+    System.out.printf(
+        "%-36s %10.3f %,12.0f %7.1fx%n",
+        "with the front", withFront, EVENTS / withFront, withoutFront / withFront);
+  }
+
   /**
    * A duplicate storm: the events are processed once (not timed), then every one of them comes back
    * (a new consumer group reads the topic from the start, as after a reset of its offsets), and the
@@ -346,14 +356,17 @@ public final class InboxBenchmark {
                 }
               },
               null);
+      long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
       try (Consumer first = broker.subscribe(new Subscription(topic, "first", 10_000))) {
         while (processed.get() < EVENTS) {
+          requireBefore(deadline, processed.get() + " of " + EVENTS + " processed");
           inbox.process(first.poll(500, Duration.ofMillis(100)));
         }
       }
       try (Consumer storm = broker.subscribe(new Subscription(topic, "storm", 10_000))) {
         long start = System.nanoTime();
         while (duplicates.get() < EVENTS) {
+          requireBefore(deadline, duplicates.get() + " of " + EVENTS + " copies counted");
           inbox.process(storm.poll(500, Duration.ofMillis(100)));
         }
         double seconds = (System.nanoTime() - start) / 1e9;
@@ -363,6 +376,12 @@ public final class InboxBenchmark {
         }
         return seconds;
       }
+    }
+  }
+
+  private static void requireBefore(long deadlineNanos, String progress) {
+    if (System.nanoTime() > deadlineNanos) {
+      throw new IllegalStateException("no progress within five minutes: " + progress);
     }
   }
 

@@ -66,10 +66,12 @@ public interface DedupStores extends DedupSets, AutoCloseable {
   static DedupStores rocksDb() {
     RocksDB.loadLibrary();
     Path dir = tempDir();
+    LRUCache cache = new LRUCache(50L * 1024 * 1024);
+    BloomFilter filter = new BloomFilter();
     BlockBasedTableConfig table = new BlockBasedTableConfig();
-    table.setBlockCache(new LRUCache(50L * 1024 * 1024));
+    table.setBlockCache(cache);
     table.setBlockSize(4096L);
-    table.setFilterPolicy(new BloomFilter());
+    table.setFilterPolicy(filter);
     Options options =
         new Options()
             .setCreateIfMissing(true)
@@ -110,6 +112,8 @@ public interface DedupStores extends DedupSets, AutoCloseable {
         db.close();
         write.close();
         options.close();
+        filter.close();
+        cache.close();
         delete(dir);
       }
     };
@@ -140,8 +144,10 @@ public interface DedupStores extends DedupSets, AutoCloseable {
         byte[] id = new UUID(hi, lo).toString().getBytes(StandardCharsets.UTF_8);
         RecordHeaders h = new RecordHeaders();
         h.add("ce_id", id);
-        // a millisecond per 1,000 ids: far inside the window for any run
-        in.pipeInput(new TestRecord<>(id, value, h, start.plusMillis(clock++ / 1_000)));
+        // A millisecond per id: the punctuators run (a purge every 60,000 ids for the
+        // deduplicator, segments rolled every 30 minutes' worth for the window store), while every
+        // id of a run stays inside the 1-hour window (3.6M ids).
+        in.pipeInput(new TestRecord<>(id, value, h, start.plusMillis(clock++)));
         if (out.isEmpty()) {
           return true;
         }

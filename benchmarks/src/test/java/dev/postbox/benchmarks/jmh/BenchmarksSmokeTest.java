@@ -24,6 +24,7 @@ class BenchmarksSmokeTest {
     Options options =
         new OptionsBuilder()
             .include("dev\\.postbox\\.benchmarks\\.jmh\\..*")
+            .include("dev\\.postbox\\..*CpuBenchmark.*")
             .forks(0)
             .warmupIterations(0)
             .measurementIterations(1)
@@ -54,7 +55,14 @@ class BenchmarksSmokeTest {
             "twoThreads/chm",
             "oneThread/rocksdb",
             "oneThread/streams-dedup",
-            "oneThread/window-store");
+            "oneThread/window-store",
+            "decode/null", // the Kafka, Artemis and SQS decoders
+            "payloadFingerprint/null",
+            "frontKey/null");
+    assertThat(
+            results.stream().filter(r -> r.getParams().getBenchmark().endsWith(".decode")).count())
+        .as("a decode benchmark per adapter")
+        .isEqualTo(3);
     for (RunResult r : results) {
       assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
     }
