@@ -20,7 +20,8 @@ def load(path):
     rows = []
     for r in runs:
         params = dict(r.get("params", {}))
-        contender = params.pop("contender", "-")
+        # benchmarks without contenders (the per-delivery CPU costs) are named by their class
+        contender = params.pop("contender", r["benchmark"].rsplit(".", 2)[-2].replace("CpuBenchmark", ""))
         method = r["benchmark"].rsplit(".", 1)[-1]
         group = method + "".join(f", {k}={v}" for k, v in sorted(params.items()))
         m = r["primaryMetric"]

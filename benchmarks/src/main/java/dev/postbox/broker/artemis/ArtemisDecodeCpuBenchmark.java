@@ -39,6 +39,10 @@ public class ArtemisDecodeCpuBenchmark {
             new ClientMessageImpl(
                 ActiveMQBytesMessage.TYPE, true, 0, System.currentTimeMillis(), (byte) 4, 1024),
             null) {};
+    // made over a core message, it starts as a received one, read-only: writable again, as JMS
+    // allows, to write the event
+    message.clearProperties();
+    message.clearBody();
     CloudEventsJmsProperties.write(SampleEvent.envelope(), message);
     message.reset(); // read-only, as a received message is
   }
