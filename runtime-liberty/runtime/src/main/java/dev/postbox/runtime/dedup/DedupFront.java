@@ -44,12 +44,16 @@ public final class DedupFront {
   /**
    * Ids per segment, about: small enough that no array is a G1 humongous object (half a region, 512
    * KiB at the smallest region size), which would round each array up to whole regions and cost ~60
-   * % more heap (measured: 44 bytes an id at 10M ids with 16 segments).
+   * % more heap (measured: 44 bytes an id at 10M ids with 16 segments); and small enough that a
+   * ring position fits 14 bits, leaving 18 bits of every table slot for the hash.
    */
-  private static final int IDS_PER_SEGMENT = 32_768;
+  private static final int IDS_PER_SEGMENT = 8_192;
 
   /** Segments at most: enough that no segment holds more than {@link #IDS_PER_SEGMENT}. */
   private static final int MAX_SEGMENTS = 65_536;
+
+  /** The largest size bound: {@link #MAX_SEGMENTS} segments of {@link #IDS_PER_SEGMENT}. */
+  public static final int MAX_IDS = MAX_SEGMENTS * IDS_PER_SEGMENT;
 
   private final Segment[] segments;
   private final int segmentShift;
@@ -70,6 +74,10 @@ public final class DedupFront {
     if (maxIds < 1) {
       throw new IllegalArgumentException("the dedup front must hold at least one id: " + maxIds);
     }
+    if (maxIds > MAX_IDS) {
+      throw new IllegalArgumentException(
+          "the dedup front holds at most " + MAX_IDS + " ids: " + maxIds);
+    }
     this.clock = clock;
     this.originMillis = clock.millis();
     // whole seconds, rounded up: an id is never dropped before the window has passed
@@ -84,7 +92,7 @@ public final class DedupFront {
     double perSegment = (double) maxIds / count;
     // Ids spread over the segments by hash, not evenly: room for six standard deviations more
     // than the mean, so a full window of maxIds ids fits without any eviction by size.
-    // At most ~33,900: a ring position fits the 16 bits a table slot gives it.
+    // At most ~8,800: a ring position fits the 14 bits a table slot gives it.
     int capacity = (int) Math.ceil(perSegment + 6 * Math.sqrt(perSegment) + 16);
     for (int i = 0; i < count; i++) {
       segments[i] = new Segment(capacity);
@@ -363,16 +371,19 @@ public final class DedupFront {
 
   /** One lock's share: a ring of ids in recording order, and a table of ring positions. */
   private final class Segment {
-    private static final int POSITION = 0xFFFF;
+    private static final int POSITION_BITS = 14;
+    private static final int POSITION = (1 << POSITION_BITS) - 1;
 
     private final long[] his;
     private final long[] los;
     private final int[] times;
 
     /**
-     * Per slot: 0 when empty; otherwise the ring position + 1 in the low 16 bits and a tag, bits 16
-     * to 31 of the id's mix, in the high 16 (the slot comes from bits 0 to 15, the segment from the
-     * top bits, so the tag is 16 bits the probe has not used yet).
+     * Per slot: 0 when empty; otherwise the ring position + 1 in the low 14 bits and a tag, bits 14
+     * to 31 of the id's mix, in the high 18. The home slot is the tag's low bits (the table has at
+     * most 16,384 slots), so moving an entry during a deletion never reads the ring; the tag's
+     * other bits (at least 4) tell most ids of one home slot apart without reading it either. (The
+     * segment comes from the mix's top 16 bits at most, apart from these.)
      */
     private final int[] table;
 
@@ -393,12 +404,17 @@ public final class DedupFront {
     }
 
     private static int tag(long h) {
-      return (int) h & 0xFFFF0000;
+      return (int) h & ~POSITION;
+    }
+
+    /** The home slot of a tag, or of a table entry (its high bits are the tag). */
+    private int home(int tagged) {
+      return (tagged >>> POSITION_BITS) & mask;
     }
 
     synchronized boolean contains(long hi, long lo, long h, int now) {
       int tag = tag(h);
-      for (int slot = (int) h & mask; ; slot = (slot + 1) & mask) {
+      for (int slot = home(tag); ; slot = (slot + 1) & mask) {
         int entry = table[slot];
         if (entry == 0) {
           return false;
@@ -416,7 +432,7 @@ public final class DedupFront {
     synchronized boolean add(long hi, long lo, long h, int now) {
       expire(now);
       int tag = tag(h);
-      int slot = (int) h & mask;
+      int slot = home(tag);
       for (; ; slot = (slot + 1) & mask) {
         int entry = table[slot];
         if (entry == 0) {
@@ -433,7 +449,7 @@ public final class DedupFront {
         removeOldest();
         sizeEvictions.incrementAndGet();
         // the removal may have shifted entries into this probe sequence: find the free slot anew
-        slot = (int) h & mask;
+        slot = home(tag);
         while (table[slot] != 0) {
           slot = (slot + 1) & mask;
         }
@@ -466,7 +482,7 @@ public final class DedupFront {
     /** Takes the oldest id out of the ring and its slot out of the table (backward shift). */
     private void removeOldest() {
       int pos = oldest();
-      int slot = (int) mix(his[pos], los[pos]) & mask;
+      int slot = home(tag(mix(his[pos], los[pos])));
       while ((table[slot] & POSITION) != pos + 1) {
         slot = (slot + 1) & mask;
       }
@@ -475,8 +491,7 @@ public final class DedupFront {
       int hole = slot;
       for (int next = (hole + 1) & mask; table[next] != 0; next = (next + 1) & mask) {
         int entry = table[next];
-        int ref = (entry & POSITION) - 1;
-        int home = (int) mix(his[ref], los[ref]) & mask;
+        int home = home(entry);
         boolean homeInRange =
             hole <= next ? (home > hole && home <= next) : (home > hole || home <= next);
         if (!homeInRange) {

@@ -330,5 +330,8 @@ class DedupFrontTest {
     assertThatThrownBy(() -> DedupFront.of(Duration.ofSeconds(1), 0))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at least one");
+    assertThatThrownBy(() -> DedupFront.of(Duration.ofSeconds(1), DedupFront.MAX_IDS + 1))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most " + DedupFront.MAX_IDS);
   }
 }
