@@ -28,16 +28,17 @@ import java.util.concurrent.atomic.AtomicLong;
  *       (SipHash-2-4 under this process's secret keys) of its UTF-16 code units. Two different ids
  *       could then share both; for a billion such ids the chance is about 10<sup>-21</sup>.
  *   <li>{@link #seen} and {@link #record} allocate nothing and are safe from any number of threads:
- *       the set is split into segments by a keyed hash (16, or more for large bounds), each guarded
- *       by its own lock, held for one probe. The hash is keyed so that ids cannot be crafted to
- *       pile into one segment or one probe sequence.
+ *       the set is split into segments by a keyed hash (16, or one per ~8k ids), each guarded by
+ *       its own lock, held for one probe. The hash is keyed so that ids cannot be crafted to pile
+ *       into one segment or one probe sequence.
  * </ul>
  *
  * <p><b>Layout.</b> Each segment keeps its ids in a ring, in the order they were recorded (two
  * longs and an int of seconds each), and an open-addressing table (an int a slot, at most 3/4 full,
- * linear probing with backward-shift deletion) whose slots hold a ring position and 16 more bits of
- * the id's hash: a probe for an id not held almost never reads the ring. Expiry walks the ring from
- * its oldest end. About 28 bytes per id at 10 million ids.
+ * linear probing with backward-shift deletion) whose slots hold a ring position and 18 bits of the
+ * id's hash, its home slot among them: a probe for an id not held almost never reads the ring, and
+ * a deletion never does. Expiry walks the ring from its oldest end. About 29 bytes per id at 10
+ * million ids.
  */
 public final class DedupFront {
 
