@@ -386,11 +386,7 @@ public final class InboxBenchmark {
       try (Consumer storm = broker.subscribe(new Subscription(topic, "storm", 10_000))) {
         // The clock starts at the storm's first batch: joining the new group is the broker's
         // time, the same with or without the front, and not what is measured.
-        List<Delivery> batch = storm.poll(500, Duration.ofMillis(100));
-        while (batch.isEmpty()) {
-          requireBefore(deadline, "the storm's group never received a batch");
-          batch = storm.poll(500, Duration.ofMillis(100));
-        }
+        List<Delivery> batch = firstBatch(storm, deadline);
         long start = System.nanoTime();
         inbox.process(batch);
         while (duplicates.get() < EVENTS) {
@@ -413,11 +409,7 @@ public final class InboxBenchmark {
   /** Reads the topic with a new group and acknowledges every delivery, nothing else. */
   private static double kafkaAlone(Broker broker, String topic, long deadline) {
     try (Consumer alone = broker.subscribe(new Subscription(topic, "alone", 10_000))) {
-      List<Delivery> batch = alone.poll(500, Duration.ofMillis(100));
-      while (batch.isEmpty()) {
-        requireBefore(deadline, "Kafka alone's group never received a batch");
-        batch = alone.poll(500, Duration.ofMillis(100));
-      }
+      List<Delivery> batch = firstBatch(alone, deadline);
       long start = System.nanoTime();
       int acked = 0;
       while (true) {
@@ -432,6 +424,16 @@ public final class InboxBenchmark {
         batch = alone.poll(500, Duration.ofMillis(100));
       }
     }
+  }
+
+  /** Polls a newly joined consumer until its first deliveries come (the join is not measured). */
+  private static List<Delivery> firstBatch(Consumer consumer, long deadline) {
+    List<Delivery> batch = consumer.poll(500, Duration.ofMillis(100));
+    while (batch.isEmpty()) {
+      requireBefore(deadline, "a new group never received a batch");
+      batch = consumer.poll(500, Duration.ofMillis(100));
+    }
+    return batch;
   }
 
   private static void requireBefore(long deadlineNanos, String progress) {
