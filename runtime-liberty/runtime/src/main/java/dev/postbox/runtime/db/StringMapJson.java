@@ -1,117 +1,79 @@
 package dev.postbox.runtime.db;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * Stores string maps (event headers, broker metadata) as a flat JSON object of strings, so
- * operators can read them in the tables. Only that shape is written and read, so a small codec
- * does, without a JSON library.
+ * operators can read them in the tables. Jackson's streaming parser reads it strictly: a value that
+ * is not a string, a duplicate name, trailing text or a truncated document is an {@link
+ * IllegalArgumentException} naming where.
  */
 public final class StringMapJson {
 
+  private static final JsonFactory JSON =
+      JsonFactory.builder()
+          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+          .enable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
+          .build();
+
   private StringMapJson() {}
 
-  public static String write(Map<String, String> headers) {
-    StringBuilder s = new StringBuilder("{");
-    for (Map.Entry<String, String> h : headers.entrySet()) {
-      if (s.length() > 1) {
-        s.append(',');
+  public static String write(Map<String, String> map) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = JSON.createGenerator(out)) {
+      g.writeStartObject();
+      for (Map.Entry<String, String> e : map.entrySet()) {
+        g.writeStringField(e.getKey(), e.getValue());
       }
-      quote(s, h.getKey());
-      s.append(':');
-      quote(s, h.getValue());
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // a StringWriter does not fail
     }
-    return s.append('}').toString();
+    return out.toString();
   }
 
+  /**
+   * @throws IllegalArgumentException the text is not one JSON object whose values are all strings
+   */
   public static Map<String, String> read(String json) {
     Map<String, String> out = new LinkedHashMap<>();
-    int[] i = {skip(json, 0)};
-    expect(json, i, '{');
-    i[0] = skip(json, i[0]);
-    if (json.charAt(i[0]) == '}') {
+    try (JsonParser p = JSON.createParser(json)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw bad("expected an object", p);
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        if (p.nextToken() != JsonToken.VALUE_STRING) {
+          throw bad("the value of '" + name + "' is not a string", p);
+        }
+        out.put(name, p.getText());
+      }
+      if (p.currentToken() != JsonToken.END_OBJECT) {
+        throw bad("the object is not closed", p);
+      }
+      if (p.nextToken() != null) {
+        throw bad("text after the object", p);
+      }
       return out;
-    }
-    while (true) {
-      String key = string(json, i);
-      i[0] = skip(json, i[0]);
-      expect(json, i, ':');
-      i[0] = skip(json, i[0]);
-      out.put(key, string(json, i));
-      i[0] = skip(json, i[0]);
-      char c = json.charAt(i[0]++);
-      if (c == '}') {
-        return out;
-      }
-      if (c != ',') {
-        throw new IllegalArgumentException("bad headers JSON at " + (i[0] - 1));
-      }
-      i[0] = skip(json, i[0]);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException("bad string map JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // reading a String does not fail
     }
   }
 
-  private static void quote(StringBuilder s, String v) {
-    s.append('"');
-    for (int i = 0; i < v.length(); i++) {
-      char c = v.charAt(i);
-      switch (c) {
-        case '"' -> s.append("\\\"");
-        case '\\' -> s.append("\\\\");
-        case '\n' -> s.append("\\n");
-        case '\r' -> s.append("\\r");
-        case '\t' -> s.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            s.append(String.format("\\u%04x", (int) c));
-          } else {
-            s.append(c);
-          }
-        }
-      }
-    }
-    s.append('"');
-  }
-
-  private static String string(String json, int[] i) {
-    expect(json, i, '"');
-    StringBuilder s = new StringBuilder();
-    while (true) {
-      char c = json.charAt(i[0]++);
-      if (c == '"') {
-        return s.toString();
-      }
-      if (c != '\\') {
-        s.append(c);
-        continue;
-      }
-      char e = json.charAt(i[0]++);
-      switch (e) {
-        case 'n' -> s.append('\n');
-        case 'r' -> s.append('\r');
-        case 't' -> s.append('\t');
-        case 'b' -> s.append('\b');
-        case 'f' -> s.append('\f');
-        case 'u' -> {
-          s.append((char) Integer.parseInt(json.substring(i[0], i[0] + 4), 16));
-          i[0] += 4;
-        }
-        default -> s.append(e);
-      }
-    }
-  }
-
-  private static void expect(String json, int[] i, char c) {
-    if (json.charAt(i[0]) != c) {
-      throw new IllegalArgumentException("bad headers JSON: expected '" + c + "' at " + i[0]);
-    }
-    i[0]++;
-  }
-
-  private static int skip(String json, int i) {
-    while (i < json.length() && Character.isWhitespace(json.charAt(i))) {
-      i++;
-    }
-    return i;
+  private static IllegalArgumentException bad(String why, JsonParser p) {
+    return new IllegalArgumentException(
+        "bad string map JSON: " + why + " at character " + p.currentLocation().getCharOffset());
   }
 }

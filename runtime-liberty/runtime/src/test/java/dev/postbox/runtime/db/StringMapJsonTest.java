@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class StringMapJsonTest {
 
@@ -21,13 +23,34 @@ class StringMapJsonTest {
     assertThat(StringMapJson.read(json)).containsExactlyEntriesOf(h);
     assertThat(StringMapJson.read("{}")).isEmpty();
     assertThat(StringMapJson.read(" { \"a\" : \"b\" } ")).containsEntry("a", "b");
+    assertThat(StringMapJson.read("{\"a\":\"\\u00fc\\/\"}")).containsEntry("a", "ü/");
   }
 
-  @Test
-  void rejectsWhatItNeverWrites() {
-    assertThatThrownBy(() -> StringMapJson.read("[1]"))
-        .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> StringMapJson.read("{\"a\":\"b\";}"))
-        .isInstanceOf(IllegalArgumentException.class);
+  /**
+   * Each of these was accepted, or threw StringIndexOutOfBoundsException, with the hand-written
+   * codec this replaced: truncated text, an unknown escape, trailing text.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "[1]",
+        "{\"a\":\"b\";}",
+        "",
+        "{",
+        "{\"a\"",
+        "{\"a\":\"b",
+        "{\"a\":\"b\\u00",
+        "{\"a\":\"b\\q\"}",
+        "{\"a\":\"b\"} trailing",
+        "{\"a\":\"b\"}{}",
+        "{\"a\":1}",
+        "{\"a\":null}",
+        "{\"a\":{\"b\":\"c\"}}",
+        "{\"a\":\"b\",\"a\":\"c\"}"
+      })
+  void rejectsAnythingButOneObjectOfStringsWithAClearError(String json) {
+    assertThatThrownBy(() -> StringMapJson.read(json))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("bad string map JSON");
   }
 }
