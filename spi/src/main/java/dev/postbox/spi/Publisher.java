@@ -43,26 +43,18 @@ public interface Publisher {
    * @throws IllegalStateException the broker is closed
    */
   default void publishAll(String destination, List<Envelope> batch) {
-    java.util.Map<Integer, BrokerException> failures = new java.util.HashMap<>();
-    java.util.Map<String, BrokerException> failedKeys = new java.util.HashMap<>();
+    KeyedBatch keyed = new KeyedBatch(batch.size());
     for (int i = 0; i < batch.size(); i++) {
       Envelope envelope = batch.get(i);
-      BrokerException earlier = envelope.key() == null ? null : failedKeys.get(envelope.key());
-      if (earlier != null) {
-        failures.put(i, Batches.heldBack(earlier));
+      if (keyed.heldBack(i, envelope)) {
         continue;
       }
       try {
         publish(destination, envelope);
       } catch (RetriableBrokerException | PermanentBrokerException e) {
-        failures.put(i, e);
-        if (envelope.key() != null) {
-          failedKeys.put(envelope.key(), e);
-        }
+        keyed.stop(i, envelope, e);
       }
     }
-    if (!failures.isEmpty()) {
-      throw new BatchPublishException(batch.size(), failures);
-    }
+    keyed.finish();
   }
 }

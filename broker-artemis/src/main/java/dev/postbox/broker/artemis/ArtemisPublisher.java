@@ -1,9 +1,9 @@
 package dev.postbox.broker.artemis;
 
 import dev.postbox.spi.BatchPublishException;
-import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Publisher;
 import jakarta.jms.BytesMessage;
@@ -14,9 +14,7 @@ import jakarta.jms.MessageProducer;
 import jakarta.jms.Session;
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
 /**
@@ -60,39 +58,28 @@ final class ArtemisPublisher implements Publisher {
     if (batch.isEmpty()) {
       return;
     }
-    Map<Integer, BrokerException> failures = new HashMap<>();
-    Map<String, BrokerException> failedKeys = new HashMap<>();
+    KeyedBatch keyed = new KeyedBatch(batch.size());
     List<Integer> sendable = new ArrayList<>();
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
-      BrokerException earlier = e.key() == null ? null : failedKeys.get(e.key());
-      if (earlier != null) {
-        failures.put(i, Batches.heldBack(earlier));
+      if (keyed.heldBack(i, e)) {
         continue;
       }
       try {
         checkSize(e);
         sendable.add(i);
       } catch (PermanentBrokerException tooBig) {
-        failures.put(i, tooBig);
-        if (e.key() != null) {
-          failedKeys.put(e.key(), tooBig);
-        }
+        keyed.stop(i, e, tooBig);
       }
     }
     if (!sendable.isEmpty()) {
-      sendInOneTransaction(destination, batch, sendable, failures);
+      sendInOneTransaction(destination, batch, sendable, keyed);
     }
-    if (!failures.isEmpty()) {
-      throw new BatchPublishException(batch.size(), failures);
-    }
+    keyed.finish();
   }
 
   private void sendInOneTransaction(
-      String destination,
-      List<Envelope> batch,
-      List<Integer> sendable,
-      Map<Integer, BrokerException> failures) {
+      String destination, List<Envelope> batch, List<Integer> sendable, KeyedBatch keyed) {
     Channel channel = null;
     try {
       channel = borrow();
@@ -105,26 +92,23 @@ final class ArtemisPublisher implements Publisher {
       discard(channel); // the transaction is in doubt; closing the session rolls it back
       if (!isDuplicate(e)) {
         BrokerException failure = ArtemisErrors.map("publish to " + destination, e);
-        sendable.forEach(i -> failures.put(i, failure));
+        sendable.forEach(i -> keyed.failed(i, failure));
       } else if (sendable.size() > 1) {
         // Some envelope was published before (a retry after a lost commit reply), and the broker
         // refuses the whole transaction for it: publish one by one, where a duplicate is done.
-        onePerTransaction(destination, batch, sendable, failures);
+        onePerTransaction(destination, batch, sendable, keyed);
       }
       // A single duplicate is already on the broker: published.
     }
   }
 
   private void onePerTransaction(
-      String destination,
-      List<Envelope> batch,
-      List<Integer> indexes,
-      Map<Integer, BrokerException> failures) {
+      String destination, List<Envelope> batch, List<Integer> indexes, KeyedBatch keyed) {
     for (int i : indexes) {
       try {
         publishAll(destination, List.of(batch.get(i)));
       } catch (BatchPublishException e) {
-        failures.put(i, e.failures().get(0));
+        keyed.failed(i, e.failures().get(0));
       }
     }
   }
@@ -142,13 +126,7 @@ final class ArtemisPublisher implements Publisher {
 
   private void checkSize(Envelope e) {
     if (e.payloadSize() > settings.maxMessageBytes()) {
-      throw new PermanentBrokerException(
-          "envelope "
-              + e.id()
-              + ": payload of "
-              + e.payloadSize()
-              + " bytes exceeds max.message.bytes "
-              + settings.maxMessageBytes());
+      throw KeyedBatch.tooLarge(e, settings.maxMessageBytes(), "max.message.bytes");
     }
   }
 

@@ -1,10 +1,9 @@
 package dev.postbox.broker.kafka;
 
+import dev.postbox.spi.CloudEventsWire;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.kafka.common.header.Header;
@@ -27,31 +26,16 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  */
 final class CloudEventsKafkaHeaders {
 
-  static final String PREFIX = "ce_";
-  static final String SPEC_VERSION = "1.0";
   static final String CONTENT_TYPE = "content-type";
-  private static final java.util.Set<String> PLAIN_HEADERS =
-      java.util.Set.of(Envelope.TRACEPARENT, Envelope.TRACESTATE);
+
+  /** The key is the record key, outside the headers. */
+  private static final CloudEventsWire WIRE = CloudEventsWire.binding("header", CONTENT_TYPE, null);
 
   private CloudEventsKafkaHeaders() {}
 
   static Headers toHeaders(Envelope e) {
     RecordHeaders h = new RecordHeaders();
-    put(h, PREFIX + "specversion", SPEC_VERSION);
-    put(h, PREFIX + "id", e.id());
-    put(h, PREFIX + "source", e.source());
-    put(h, PREFIX + "type", e.type());
-    if (e.subject() != null) {
-      put(h, PREFIX + "subject", e.subject());
-    }
-    put(h, PREFIX + "time", e.time().toString());
-    if (e.dataContentType() != null) {
-      put(h, CONTENT_TYPE, e.dataContentType());
-    }
-    for (Map.Entry<String, String> x : e.headers().entrySet()) {
-      String name = PLAIN_HEADERS.contains(x.getKey()) ? x.getKey() : PREFIX + x.getKey();
-      put(h, name, x.getValue());
-    }
+    WIRE.write(e).forEach((name, value) -> h.add(name, value.getBytes(StandardCharsets.UTF_8)));
     return h;
   }
 
@@ -65,57 +49,16 @@ final class CloudEventsKafkaHeaders {
    * @throws MalformedMessageException when required attributes are missing or invalid
    */
   static Envelope fromRecord(byte[] key, byte[] value, Headers headers) {
-    byte[] payload = value == null ? new byte[0] : value;
     Map<String, String> raw = new LinkedHashMap<>();
     for (Header header : headers) {
       raw.put(
           header.key(),
           header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8));
     }
-    String specVersion = raw.get(PREFIX + "specversion");
-    if (specVersion == null) {
-      throw new MalformedMessageException(
-          "not a CloudEvent: no ce_specversion header", payload, raw, null);
-    }
-    if (!SPEC_VERSION.equals(specVersion)) {
-      throw new MalformedMessageException(
-          "unsupported CloudEvents specversion '" + specVersion + "'", payload, raw, null);
-    }
-    try {
-      Envelope.Builder b =
-          Envelope.builder()
-              .id(raw.get(PREFIX + "id"))
-              .source(raw.get(PREFIX + "source"))
-              .type(raw.get(PREFIX + "type"))
-              .subject(raw.get(PREFIX + "subject"))
-              .key(key == null ? null : new String(key, StandardCharsets.UTF_8))
-              .dataContentType(raw.get(CONTENT_TYPE))
-              .payload(payload);
-      String time = raw.get(PREFIX + "time");
-      if (time == null) {
-        throw new MalformedMessageException("missing ce_time header", payload, raw, null);
-      }
-      b.time(Instant.parse(time));
-      for (Map.Entry<String, String> x : raw.entrySet()) {
-        String name = x.getKey();
-        if (PLAIN_HEADERS.contains(name)) {
-          b.header(name, x.getValue());
-        } else if (name.startsWith(PREFIX)
-            && !isContextAttribute(name.substring(PREFIX.length()))) {
-          b.header(name.substring(PREFIX.length()), x.getValue());
-        }
-      }
-      return b.build();
-    } catch (IllegalArgumentException | NullPointerException | DateTimeParseException e) {
-      throw new MalformedMessageException("invalid CloudEvent: " + e.getMessage(), payload, raw, e);
-    }
-  }
-
-  private static boolean isContextAttribute(String name) {
-    return Envelope.RESERVED_NAMES.contains(name);
-  }
-
-  private static void put(RecordHeaders h, String name, String value) {
-    h.add(name, value.getBytes(StandardCharsets.UTF_8));
+    return WIRE.read(
+        raw,
+        key == null ? null : new String(key, StandardCharsets.UTF_8),
+        value == null ? new byte[0] : value,
+        raw);
   }
 }

@@ -1,17 +1,14 @@
 package dev.postbox.broker.kafka;
 
-import dev.postbox.spi.BatchPublishException;
 import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
-import dev.postbox.spi.PermanentBrokerException;
+import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.Publisher;
 import dev.postbox.spi.RetriableBrokerException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -50,22 +47,18 @@ final class KafkaPublisher implements Publisher {
   public void publishAll(String destination, List<Envelope> batch) {
     // Send everything first (the producer batches and pipelines), then wait for each ack.
     List<Future<RecordMetadata>> futures = new ArrayList<>(batch.size());
-    Map<Integer, BrokerException> failures = new HashMap<>();
-    Map<String, BrokerException> failedKeys = new HashMap<>();
+    KeyedBatch keyed = new KeyedBatch(batch.size());
     BrokerException topicDown = null; // a send that could not even start: no metadata in time
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
+      futures.add(null);
       if (topicDown != null) {
         // Every record goes to the same topic, whose metadata did not come within max.block.ms:
         // waiting that long again for each key would hold the caller for minutes.
-        failures.put(i, Batches.notSent(topicDown));
-        futures.add(null);
+        keyed.failed(i, Batches.notSent(topicDown));
         continue;
       }
-      BrokerException earlier = e.key() == null ? null : failedKeys.get(e.key());
-      if (earlier != null) {
-        failures.put(i, Batches.heldBack(earlier));
-        futures.add(null);
+      if (keyed.heldBack(i, e)) {
         continue;
       }
       try {
@@ -75,13 +68,9 @@ final class KafkaPublisher implements Publisher {
           // max.block.ms) as a failed future rather than throwing it.
           await(sent, destination);
         }
-        futures.add(sent);
+        futures.set(i, sent);
       } catch (BrokerException failure) {
-        failures.put(i, failure);
-        futures.add(null);
-        if (e.key() != null) {
-          failedKeys.put(e.key(), failure);
-        }
+        keyed.stop(i, e, failure);
         if (failure.isRetriable()) {
           topicDown = failure;
         }
@@ -94,12 +83,10 @@ final class KafkaPublisher implements Publisher {
       try {
         await(futures.get(i), destination);
       } catch (BrokerException failure) {
-        failures.put(i, failure);
+        keyed.failed(i, failure);
       }
     }
-    if (!failures.isEmpty()) {
-      throw new BatchPublishException(batch.size(), failures);
-    }
+    keyed.finish();
   }
 
   private Future<RecordMetadata> send(String destination, Envelope envelope) {
@@ -110,13 +97,7 @@ final class KafkaPublisher implements Publisher {
       throw new IllegalArgumentException("destination must not be blank");
     }
     if (envelope.payloadSize() > maxMessageBytes) {
-      throw new PermanentBrokerException(
-          "envelope "
-              + envelope.id()
-              + ": payload of "
-              + envelope.payloadSize()
-              + " bytes exceeds max.message.bytes "
-              + maxMessageBytes);
+      throw KeyedBatch.tooLarge(envelope, maxMessageBytes, "max.message.bytes");
     }
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(

@@ -1,5 +1,6 @@
 package dev.postbox.broker.sqs;
 
+import dev.postbox.spi.CloudEventsWire;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
 import java.net.URLDecoder;
@@ -10,11 +11,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -43,8 +40,20 @@ final class SqsMessageCodec {
   static final int MAX_ATTRIBUTES = 10;
   static final String BASE64 = "base64:";
   static final String PACKED = "ce_packed";
-  static final String PREFIX = "ce_";
-  static final String SPEC_VERSION = "1.0";
+  private static final CloudEventsWire WIRE =
+      CloudEventsWire.binding(
+          "attribute",
+          CloudEventsWire.PREFIX + "datacontenttype",
+          CloudEventsWire.PREFIX + "partitionkey");
+  private static final List<String> FIRST =
+      List.of(
+          "ce_specversion",
+          "ce_id",
+          "ce_source",
+          "ce_type",
+          "ce_time",
+          Envelope.TRACEPARENT,
+          Envelope.TRACESTATE);
   private static final Pattern SQS_ID = Pattern.compile("[\\p{Alnum}\\p{Punct}]{1,128}");
 
   private SqsMessageCodec() {}
@@ -56,33 +65,15 @@ final class SqsMessageCodec {
 
   static Encoded encode(Envelope e) {
     String body = body(e.payload());
+    Map<String, String> written = WIRE.write(e);
+    // The required attributes and the W3C trace context first: they stay single when packing.
     Map<String, String> all = new LinkedHashMap<>();
-    all.put(PREFIX + "specversion", SPEC_VERSION);
-    all.put(PREFIX + "id", e.id());
-    all.put(PREFIX + "source", e.source());
-    all.put(PREFIX + "type", e.type());
-    all.put(PREFIX + "time", e.time().toString());
-    for (String w3c : List.of(Envelope.TRACEPARENT, Envelope.TRACESTATE)) {
-      if (e.header(w3c) != null) {
-        all.put(w3c, e.header(w3c));
+    for (String name : FIRST) {
+      if (written.containsKey(name)) {
+        all.put(name, written.get(name));
       }
     }
-    if (e.dataContentType() != null) {
-      all.put(PREFIX + "datacontenttype", e.dataContentType());
-    }
-    if (e.subject() != null) {
-      all.put(PREFIX + "subject", e.subject());
-    }
-    if (e.key() != null) {
-      all.put(PREFIX + "partitionkey", e.key());
-    }
-    e.headers()
-        .forEach(
-            (name, value) -> {
-              if (!name.equals(Envelope.TRACEPARENT) && !name.equals(Envelope.TRACESTATE)) {
-                all.put(PREFIX + name, value);
-              }
-            });
+    all.putAll(written);
 
     Map<String, String> single = new LinkedHashMap<>();
     Map<String, String> packed = new LinkedHashMap<>();
@@ -127,58 +118,16 @@ final class SqsMessageCodec {
       throw new MalformedMessageException(
           "body starts with base64: but is not Base64", bytes(body), raw, badBase64);
     }
-    Map<String, String> a = new HashMap<>(raw);
-    String packed = a.remove(PACKED);
+    Map<String, String> headers = new LinkedHashMap<>(raw);
+    String packed = headers.remove(PACKED);
     if (packed != null) {
       try {
-        a.putAll(unpack(packed));
+        headers.putAll(unpack(packed)); // after the singles: the publisher's header order
       } catch (IllegalArgumentException e) {
         throw new MalformedMessageException("ce_packed is not URL-encoded", payload, raw, e);
       }
     }
-    String version = a.get(PREFIX + "specversion");
-    if (version == null) {
-      throw new MalformedMessageException(
-          "not a CloudEvent: no ce_specversion attribute", payload, raw, null);
-    }
-    if (!SPEC_VERSION.equals(version)) {
-      throw new MalformedMessageException(
-          "unsupported CloudEvents specversion '" + version + "'", payload, raw, null);
-    }
-    try {
-      String time = a.get(PREFIX + "time");
-      if (time == null) {
-        throw new MalformedMessageException("missing ce_time attribute", payload, raw, null);
-      }
-      Envelope.Builder b =
-          Envelope.builder()
-              .id(a.get(PREFIX + "id"))
-              .source(a.get(PREFIX + "source"))
-              .type(a.get(PREFIX + "type"))
-              .subject(a.get(PREFIX + "subject"))
-              .key(a.get(PREFIX + "partitionkey"))
-              .time(Instant.parse(time))
-              .dataContentType(a.get(PREFIX + "datacontenttype"))
-              .payload(payload);
-      // Keep the publisher's header order: singles first in attribute order, then packed.
-      List<String> names = new ArrayList<>(raw.keySet());
-      if (packed != null) {
-        names.addAll(unpack(packed).keySet());
-      }
-      for (String name : names) {
-        if (name.equals(Envelope.TRACEPARENT) || name.equals(Envelope.TRACESTATE)) {
-          b.header(name, a.get(name));
-        } else if (name.startsWith(PREFIX) && !name.equals(PACKED)) {
-          String ext = name.substring(PREFIX.length());
-          if (!Envelope.RESERVED_NAMES.contains(ext)) {
-            b.header(ext, a.get(name));
-          }
-        }
-      }
-      return b.build();
-    } catch (IllegalArgumentException | NullPointerException | DateTimeParseException e) {
-      throw new MalformedMessageException("invalid CloudEvent: " + e.getMessage(), payload, raw, e);
-    }
+    return WIRE.read(headers, null, payload, raw);
   }
 
   /** The FIFO message group: the key when SQS accepts it as an id, else a hash of it. */

@@ -1,17 +1,15 @@
 package dev.postbox.broker.sqs;
 
 import dev.postbox.spi.BatchPublishException;
-import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Publisher;
 import dev.postbox.spi.RetriableBrokerException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 import software.amazon.awssdk.services.sqs.model.BatchResultErrorEntry;
@@ -56,24 +54,22 @@ final class SqsPublisher implements Publisher {
     if (batch.isEmpty()) {
       return;
     }
-    Map<Integer, BrokerException> failures = new HashMap<>();
+    KeyedBatch keyed = new KeyedBatch(batch.size());
     String queueUrl;
     try {
       queueUrl = broker.queueUrl(destination);
     } catch (BrokerException e) {
       for (int i = 0; i < batch.size(); i++) {
-        failures.put(i, e);
+        keyed.failed(i, e);
       }
-      throw new BatchPublishException(batch.size(), failures);
+      keyed.finish();
+      return;
     }
-    Map<String, BrokerException> failedKeys = new HashMap<>();
     List<Entry> chunk = new ArrayList<>();
     int chunkBytes = 0;
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
-      BrokerException earlier = e.key() == null ? null : failedKeys.get(e.key());
-      if (earlier != null) {
-        failures.put(i, Batches.heldBack(earlier));
+      if (keyed.heldBack(i, e)) {
         continue;
       }
       SqsMessageCodec.Encoded encoded = SqsMessageCodec.encode(e);
@@ -94,15 +90,12 @@ final class SqsPublisher implements Publisher {
                     + " bytes with attributes (limit max.message.bytes "
                     + settings.maxMessageBytes()
                     + ")");
-        failures.put(i, tooBig);
-        if (e.key() != null) {
-          failedKeys.put(e.key(), tooBig);
-        }
+        keyed.stop(i, e, tooBig);
         continue;
       }
       if (chunk.size() == MAX_BATCH_ENTRIES
           || chunkBytes + encoded.size() > settings.maxMessageBytes()) {
-        send(queueUrl, chunk, failures, failedKeys);
+        send(queueUrl, chunk, keyed);
         chunk = new ArrayList<>();
         chunkBytes = 0;
       }
@@ -110,18 +103,12 @@ final class SqsPublisher implements Publisher {
       chunkBytes += encoded.size();
     }
     if (!chunk.isEmpty()) {
-      send(queueUrl, chunk, failures, failedKeys);
+      send(queueUrl, chunk, keyed);
     }
-    if (!failures.isEmpty()) {
-      throw new BatchPublishException(batch.size(), failures);
-    }
+    keyed.finish();
   }
 
-  private void send(
-      String queueUrl,
-      List<Entry> chunk,
-      Map<Integer, BrokerException> failures,
-      Map<String, BrokerException> failedKeys) {
+  private void send(String queueUrl, List<Entry> chunk, KeyedBatch keyed) {
     List<Entry> pending = new ArrayList<>(chunk);
     Set<Integer> succeeded = new HashSet<>();
     for (int attempt = 1; !pending.isEmpty(); attempt++) {
@@ -130,7 +117,7 @@ final class SqsPublisher implements Publisher {
         response = broker.client().sendMessageBatch(request(queueUrl, pending));
       } catch (RuntimeException e) {
         BrokerException failure = SqsErrors.map("publish to " + queueUrl, e);
-        pending.forEach(p -> fail(p, failure, failures, failedKeys));
+        pending.forEach(p -> keyed.stop(p.index, p.envelope, failure));
         return;
       }
       response.successful().forEach(ok -> succeeded.add(Integer.parseInt(ok.id())));
@@ -152,13 +139,12 @@ final class SqsPublisher implements Publisher {
             && !laterSameKeySucceeded(entry, chunk, succeeded)) {
           retry.add(entry);
         } else {
-          fail(
-              entry,
+          keyed.stop(
+              entry.index,
+              entry.envelope,
               retriable
                   ? new RetriableBrokerException(message)
-                  : new PermanentBrokerException(message),
-              failures,
-              failedKeys);
+                  : new PermanentBrokerException(message));
         }
       }
       pending = retry;
@@ -181,17 +167,6 @@ final class SqsPublisher implements Publisher {
       }
     }
     return false;
-  }
-
-  private static void fail(
-      Entry entry,
-      BrokerException failure,
-      Map<Integer, BrokerException> failures,
-      Map<String, BrokerException> failedKeys) {
-    failures.put(entry.index, failure);
-    if (entry.envelope.key() != null) {
-      failedKeys.putIfAbsent(entry.envelope.key(), failure);
-    }
   }
 
   private SendMessageBatchRequest request(String queueUrl, List<Entry> entries) {

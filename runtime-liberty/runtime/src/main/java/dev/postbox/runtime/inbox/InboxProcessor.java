@@ -107,13 +107,7 @@ public final class InboxProcessor {
       guardedLane(deliveries);
       return;
     }
-    List<List<Delivery>> split = new ArrayList<>(lanes);
-    for (int i = 0; i < lanes; i++) {
-      split.add(new ArrayList<>());
-    }
-    for (Delivery d : deliveries) {
-      split.get(Math.floorMod(laneKey(d).hashCode(), lanes)).add(d);
-    }
+    List<List<Delivery>> split = lanes(deliveries, lanes);
     List<Future<?>> running = new ArrayList<>(lanes);
     for (List<Delivery> lane : split) {
       if (!lane.isEmpty()) {
@@ -132,6 +126,18 @@ public final class InboxProcessor {
             "an inbox lane failed; its unsettled deliveries are redelivered: " + e.getCause());
       }
     }
+  }
+
+  /** A poll batch split into {@code lanes} lanes by {@link #laneKey}; some may be empty. */
+  List<List<Delivery>> lanes(List<Delivery> deliveries, int lanes) {
+    List<List<Delivery>> split = new ArrayList<>(lanes);
+    for (int i = 0; i < lanes; i++) {
+      split.add(new ArrayList<>());
+    }
+    for (Delivery d : deliveries) {
+      split.get(Math.floorMod(laneKey(d).hashCode(), lanes)).add(d);
+    }
+    return split;
   }
 
   /** Events of one key share a lane; events without a key spread by id. */
@@ -173,6 +179,23 @@ public final class InboxProcessor {
   }
 
   private void processLane(List<Delivery> deliveries) {
+    List<Item> valid = batch(deliveries);
+    if (valid.isEmpty()) {
+      return;
+    }
+    try {
+      processValid(valid);
+    } finally {
+      updateHolds(valid);
+    }
+  }
+
+  /**
+   * Builds a lane's batch: each delivery decoded and classified (poison dead-lettered), copies the
+   * front knows acknowledged, and the events of a held key sent back. What is left goes to the
+   * database in one transaction.
+   */
+  List<Item> batch(List<Delivery> deliveries) {
     List<Item> classified = new ArrayList<>(deliveries.size());
     List<Item> frontHits = new ArrayList<>();
     for (Delivery d : deliveries) {
@@ -184,15 +207,7 @@ public final class InboxProcessor {
     if (!frontHits.isEmpty() && !settleFrontHits(frontHits)) {
       classified.addAll(frontHits); // not counted: the database decides them as usual
     }
-    List<Item> valid = holdBack(classified);
-    if (valid.isEmpty()) {
-      return;
-    }
-    try {
-      processValid(valid);
-    } finally {
-      updateHolds(valid);
-    }
+    return holdBack(classified);
   }
 
   /**
@@ -590,7 +605,7 @@ public final class InboxProcessor {
     try {
       e = d.envelope();
     } catch (MalformedMessageException m) {
-      boolean noId = m.reason().contains("id must not be");
+      boolean noId = m.kind() == MalformedMessageException.Kind.MISSING_ID;
       poison(
           d,
           null,
@@ -806,7 +821,7 @@ public final class InboxProcessor {
    * halves, the low one mixed with the payload's hash. Computed once here (the payload is copied
    * and hashed), read when the front is asked and again when the outcome is recorded.
    */
-  private static final class Item {
+  static final class Item {
     final Delivery delivery;
     final Envelope envelope;
     final long frontHigh;
