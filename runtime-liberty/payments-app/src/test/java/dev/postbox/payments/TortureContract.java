@@ -2,7 +2,7 @@ package dev.postbox.payments;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.postbox.runtime.crash.CrashPoints;
+import dev.postbox.payments.crash.CrashPoints;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.postbox.payments;
 
-import dev.postbox.runtime.crash.CrashPoints;
+import dev.postbox.payments.crash.CrashPoints;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;

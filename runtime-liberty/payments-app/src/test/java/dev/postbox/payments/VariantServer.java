@@ -79,8 +79,9 @@ final class VariantServer implements AutoCloseable {
   }
 
   /**
-   * Starts the server's JVM with crash points on (see {@code
-   * dev.postbox.runtime.crash.CrashPoints}) from the next start.
+   * Adds the crash harness's instrument ({@link dev.postbox.payments.crash.CrashPoints}, a jar of
+   * this module's test code) to this server's copy of the WAR, and starts the server's JVM with
+   * crash points on from the next start.
    *
    * @param timeZone the JVM's default time zone, or null for the machine's
    * @return the directory where a test arms a point and sees it reached
@@ -89,6 +90,14 @@ final class VariantServer implements AutoCloseable {
     Path points = dir.resolve("crashpoints");
     try {
       Files.createDirectories(points);
+      Path jar = Path.of(System.getProperty("payments.crashpoints.jar"));
+      try (FileSystem zip =
+          FileSystems.newFileSystem(dir.resolve("apps/postbox-payments-app.war"))) {
+        Files.copy(
+            jar,
+            zip.getPath("/WEB-INF/lib/postbox-crashpoints.jar"),
+            StandardCopyOption.REPLACE_EXISTING);
+      }
       Files.writeString(
           dir.resolve("jvm.options"),
           "-Ddev.postbox.crashpoints="

@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
-import dev.postbox.runtime.crash.CrashPoints;
+import dev.postbox.runtime.checkpoint.Checkpoint;
+import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.dedup.DedupFront;
@@ -481,7 +482,7 @@ public final class InboxProcessor {
   private Outcome runHandler(Connection c, Envelope e) throws SQLException {
     try {
       handler.handle(c, e);
-      CrashPoints.reach(CrashPoints.INBOX_BEFORE_COMMIT);
+      Checkpoints.reach(Checkpoint.INBOX_BEFORE_COMMIT);
     } catch (SQLException | RuntimeException rethrow) {
       throw rethrow;
     } catch (Exception checked) {
@@ -530,7 +531,7 @@ public final class InboxProcessor {
       front.record(item.frontHigh, item.frontLow);
     }
     if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
-      CrashPoints.reach(CrashPoints.INBOX_COMMITTED_NOT_ACKED);
+      Checkpoints.reach(Checkpoint.INBOX_COMMITTED_NOT_ACKED);
       item.delivery.ack();
     }
     switch (outcome) {

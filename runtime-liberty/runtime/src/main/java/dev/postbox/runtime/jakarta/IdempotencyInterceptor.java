@@ -1,6 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
-import dev.postbox.runtime.crash.CrashPoints;
+import dev.postbox.runtime.checkpoint.Checkpoint;
+import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import jakarta.annotation.Priority;
 import jakarta.annotation.Resource;
@@ -153,7 +154,7 @@ public class IdempotencyInterceptor {
       ut.commit();
       settled = true;
       // committed, not yet answered: a retry must get this answer, not run the work again
-      CrashPoints.reach(CrashPoints.HTTP_COMMITTED_NOT_ANSWERED);
+      Checkpoints.reach(Checkpoint.HTTP_COMMITTED_NOT_ANSWERED);
       return result;
     } catch (Exception | Error e) {
       if (!settled) {

@@ -1,6 +1,7 @@
 package dev.postbox.runtime.relay;
 
-import dev.postbox.runtime.crash.CrashPoints;
+import dev.postbox.runtime.checkpoint.Checkpoint;
+import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
@@ -453,7 +454,7 @@ public final class Relay implements AutoCloseable {
     boolean answered = false;
     try {
       publisher.publishAll(destination, envelopes);
-      CrashPoints.reach(CrashPoints.RELAY_PUBLISHED_NOT_MARKED);
+      Checkpoints.reach(Checkpoint.RELAY_PUBLISHED_NOT_MARKED);
       answered = true;
       if (outages.succeeded(destination, clock.instant()) != null) {
         recovered.add(destination);

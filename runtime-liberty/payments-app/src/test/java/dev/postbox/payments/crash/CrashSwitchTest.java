@@ -1,4 +1,4 @@
-package dev.postbox.runtime.crash;
+package dev.postbox.payments.crash;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.postbox.runtime.crash;
+package dev.postbox.payments.crash;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
