@@ -392,22 +392,23 @@ final class TortureHarness {
 
   /**
    * With several servers the clients never wait for a restart (they move to another server), and
-   * would place every order before the chaos is half done. There, orders are spread over about 25 s
-   * per chaos step, so every step lands while orders, the relay and the inbox are busy. A load
-   * shape, not a wait for a result.
+   * would place every order before the chaos is half done. There, orders are spread over at least
+   * {@link #STEP_SPREAD} per chaos step, so every step lands while orders, the relay and the inbox
+   * are busy. A load shape, not a wait for a result.
    */
   private void paceOrder(int i) {
     if (servers.size() == 1) {
       return;
     }
     long steps = settings.kills() + (settings.pause() ? 1 : 0) + (settings.brokerRestart() ? 1 : 0);
-    long spread = Duration.ofSeconds(25).toNanos() * (steps + 1);
+    long spread = STEP_SPREAD.toNanos() * (steps + 1);
     long due = clientsStarted + spread / settings.orders() * i;
     long wait = due - System.nanoTime();
     if (wait > 0) {
       pause(Duration.ofNanos(wait));
     }
-    // A step (a restart under load, a pause) can take longer than its 25 s: the clients never get
+    // A step (a restart under load, a pause) can take longer than its share of time: the clients
+    // never get
     // more than one step's share of orders ahead of the chaos, so the last steps still land while
     // orders flow instead of after the last one.
     synchronized (chaosProgress) {
@@ -421,6 +422,13 @@ final class TortureHarness {
       }
     }
   }
+
+  /**
+   * The least time a chaos step's share of orders is spread over. The chaos gate below keeps every
+   * step inside the orders however long it takes; this only keeps the orders from arriving in one
+   * burst. (25 s made the two-server runs last five minutes each, with nothing more found.)
+   */
+  static final Duration STEP_SPREAD = Duration.ofSeconds(12);
 
   /** Chaos steps done so far (guarded by {@link #chaosProgress}). */
   private int chaosDone;
@@ -866,7 +874,8 @@ final class TortureHarness {
   /**
    * Waits until every accepted order is charged and notified and nothing is in flight; or, when
    * some never will be (a negative control loses them), until nothing is left to publish and the
-   * counts have not moved for 30 seconds, far longer than the longest retry back-off (2 s).
+   * counts have not moved for {@link #QUIET} seconds, far longer than the longest retry back-off (2
+   * s).
    */
   private Duration drain(Republisher republisher, String orders, Instant lastKill) {
     AtomicLong firstSettled = new AtomicLong();
@@ -896,7 +905,7 @@ final class TortureHarness {
                         && nothingToPublish;
                 if (!settled) {
                   firstSettled.set(0);
-                  stuck.set(nothingToPublish && now - countsChangedAt.get() >= 30_000);
+                  stuck.set(nothingToPublish && now - countsChangedAt.get() >= QUIET.toMillis());
                   return stuck.get();
                 }
                 firstSettled.compareAndSet(0, now);
@@ -904,7 +913,8 @@ final class TortureHarness {
                 return now - firstSettled.get() >= 3_000;
               });
       if (stuck.get()) {
-        chaos.add("stopped waiting: orders missing and nothing moved for 30 s");
+        chaos.add(
+            "stopped waiting: orders missing and nothing moved for " + QUIET.toSeconds() + " s");
         return Duration.between(lastKill, Instant.ofEpochMilli(countsChangedAt.get()));
       }
       return Duration.between(lastKill, Instant.ofEpochMilli(firstSettled.get()));
@@ -913,6 +923,9 @@ final class TortureHarness {
       return Duration.between(lastKill, Instant.now()); // the verdict will say what is missing
     }
   }
+
+  /** How long the counts must stand still, with nothing to publish, before orders count as lost. */
+  static final Duration QUIET = Duration.ofSeconds(15);
 
   /**
    * What a failed drain left behind: the rows still to publish, the leases, the server's threads.
