@@ -58,7 +58,8 @@ class BenchmarksSmokeTest {
             "oneThread/window-store",
             "decode/null", // the Kafka, Artemis and SQS decoders
             "payloadFingerprint/null",
-            "frontKey/null");
+            "frontKey/null",
+            "buildBatch/null");
     assertThat(
             results.stream().filter(r -> r.getParams().getBenchmark().endsWith(".decode")).count())
         .as("a decode benchmark per adapter")
