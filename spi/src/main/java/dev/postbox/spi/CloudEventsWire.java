@@ -113,10 +113,12 @@ public final class CloudEventsWire {
       throw new MalformedMessageException(
           "unsupported CloudEvents specversion '" + version + "'", payload, raw, null);
     }
-    if (headers.get(PREFIX + "id") == null) {
+    String id = headers.get(PREFIX + "id");
+    if (id == null || id.isBlank()) {
       throw new MalformedMessageException(
           MalformedMessageException.Kind.MISSING_ID,
-          "invalid CloudEvent: envelope id must not be null (no ce_id " + noun + ")",
+          "invalid CloudEvent: envelope id must not be "
+              + (id == null ? "null (no ce_id " + noun + ")" : "blank"),
           payload,
           raw,
           null);

@@ -97,6 +97,19 @@ class CloudEventsWireTest {
   }
 
   @Test
+  void aBlankIdIsMissingToo() {
+    Map<String, String> h = new LinkedHashMap<>(KEY_INSIDE.write(event));
+    h.put("ce_id", " ");
+    assertThatThrownBy(() -> KEY_INSIDE.read(h, null, new byte[0], h))
+        .isInstanceOfSatisfying(
+            MalformedMessageException.class,
+            e -> {
+              assertThat(e.kind()).isEqualTo(MalformedMessageException.Kind.MISSING_ID);
+              assertThat(e.reason()).contains("id must not be blank");
+            });
+  }
+
+  @Test
   void notACloudEventAnotherVersionOrABadValueIsMalformed() {
     assertThatThrownBy(() -> KEY_INSIDE.read(Map.of("foo", "bar"), null, new byte[0], Map.of()))
         .isInstanceOfSatisfying(

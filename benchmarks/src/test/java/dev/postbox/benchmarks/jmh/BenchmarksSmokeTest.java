@@ -64,6 +64,12 @@ class BenchmarksSmokeTest {
             results.stream().filter(r -> r.getParams().getBenchmark().endsWith(".decode")).count())
         .as("a decode benchmark per adapter")
         .isEqualTo(3);
+    assertThat(
+            results.stream()
+                .filter(r -> r.getParams().getBenchmark().endsWith(".buildBatch"))
+                .map(r -> r.getParams().getParam("lanes")))
+        .as("building the batch with 1 and with 4 lanes")
+        .containsExactlyInAnyOrder("1", "4");
     for (RunResult r : results) {
       assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
     }

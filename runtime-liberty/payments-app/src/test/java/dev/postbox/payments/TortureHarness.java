@@ -925,7 +925,7 @@ final class TortureHarness {
   }
 
   /** How long the counts must stand still, with nothing to publish, before orders count as lost. */
-  static final Duration QUIET = Duration.ofSeconds(15);
+  static final Duration QUIET = Duration.ofSeconds(20); // above SQS FIFO's 15 s visibility
 
   /**
    * What a failed drain left behind: the rows still to publish, the leases, the server's threads.

@@ -15,9 +15,19 @@ public final class Checkpoints {
           .toList()
           .toArray(new CheckpointListener[0]);
 
+  static {
+    if (LISTENERS.length > 0) {
+      System.getLogger(Checkpoints.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "checkpoint listeners on the class path (test instruments, never for production): "
+                  + listeners());
+    }
+  }
+
   private Checkpoints() {}
 
-  /** The listeners found, for a startup log line. */
+  /** The listeners found (logged as a warning when there are any). */
   public static List<String> listeners() {
     return java.util.Arrays.stream(LISTENERS).map(l -> l.getClass().getName()).toList();
   }

@@ -21,19 +21,22 @@ import java.util.Map;
 public final class StringMapJson {
 
   private static final JsonFactory JSON =
-      JsonFactory.builder()
-          .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-          .enable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
-          .build();
+      // Without the source in error locations (Jackson's default): the stored headers stay out of
+      // exception messages and logs.
+      JsonFactory.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
   private StringMapJson() {}
 
+  /**
+   * A null value (which a third-party adapter's metadata might hold) is written as {@code ""}: what
+   * is written can always be read back.
+   */
   public static String write(Map<String, String> map) {
     StringWriter out = new StringWriter();
     try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartObject();
       for (Map.Entry<String, String> e : map.entrySet()) {
-        g.writeStringField(e.getKey(), e.getValue());
+        g.writeStringField(e.getKey(), e.getValue() == null ? "" : e.getValue());
       }
       g.writeEndObject();
     } catch (IOException e) {

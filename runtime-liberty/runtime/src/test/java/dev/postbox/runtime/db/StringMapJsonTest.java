@@ -26,6 +26,22 @@ class StringMapJsonTest {
     assertThat(StringMapJson.read("{\"a\":\"\\u00fc\\/\"}")).containsEntry("a", "ü/");
   }
 
+  @Test
+  void aNullValueIsWrittenSoThatItReadsBack() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("partition", null);
+    assertThat(StringMapJson.read(StringMapJson.write(m)))
+        .containsExactly(Map.entry("partition", ""));
+  }
+
+  @Test
+  void anErrorDoesNotQuoteTheStoredText() {
+    assertThatThrownBy(() -> StringMapJson.read("{\"secret\":\"s3cr3t-value\""))
+        .isInstanceOf(IllegalArgumentException.class)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("s3cr3t-value"))
+        .satisfies(e -> assertThat(String.valueOf(e.getCause())).doesNotContain("s3cr3t-value"));
+  }
+
   /**
    * Each of these was accepted, or threw StringIndexOutOfBoundsException, with the hand-written
    * codec this replaced: truncated text, an unknown escape, trailing text.
