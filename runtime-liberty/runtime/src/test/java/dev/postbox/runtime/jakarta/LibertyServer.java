@@ -33,7 +33,8 @@ final class LibertyServer implements AutoCloseable {
           "snappy-java",
           "slf4j-api",
           "slf4j-jdk14",
-          "flyway-");
+          "flyway-",
+          "jackson-core");
 
   private final Path wlp = Path.of(System.getProperty("liberty.wlp"));
   private final String name = "postboxIT";
