@@ -541,10 +541,11 @@ final class TortureHarness {
               + quietly(() -> accepted.size() - chargeCount());
       switch (plan.get(step)) {
         case "kill" -> {
-          int target = kills % servers.size();
           String phase = KILL_PHASES.get((settings.firstPhase() + kills++) % KILL_PHASES.size());
+          Reached reached = armAny(phase + " hold");
+          int target = reached != null ? reached.server() : (kills - 1) % servers.size();
+          String held = reached != null ? reached.held() : null;
           VariantServer server = servers.get(target);
-          String held = arm(target, phase + " park");
           Set<String> waiting = sqlReadable ? uncharged() : Set.of();
           server.kill();
           Files.deleteIfExists(crashPoints.get(target).resolve("armed")); // the restart runs free
@@ -664,9 +665,10 @@ final class TortureHarness {
    * lets the thread go on: it must mark nothing (it says so in its log).
    */
   private void pauseALeaseHolder(String state) throws Exception {
-    int target = leaseHolder();
+    Reached reached = armAny(CrashPoints.RELAY_PUBLISHED_NOT_MARKED + " hold");
+    int target = reached != null ? reached.server() : leaseHolder();
     VariantServer server = servers.get(target);
-    String held = arm(target, CrashPoints.RELAY_PUBLISHED_NOT_MARKED + " hold");
+    String held = reached != null ? reached.held() : null;
     if (held == null) {
       fencing =
           "no relay batch of server "
@@ -837,6 +839,65 @@ final class TortureHarness {
         return rs.getLong(1);
       }
     }
+  }
+
+  /** A crash point reached: the server (its index) and the point and thread it wrote. */
+  private record Reached(int server, String held) {}
+
+  /**
+   * Arms a crash point, in {@code hold} mode, in every server and waits until a thread of one of
+   * them reaches it; the others are disarmed at once (a thread one of them holds goes on). With
+   * several servers a window is not open on a given one at every moment (its relay may hold no
+   * lease just then, its consumer receive nothing), so a step aims at its window on whichever
+   * server gets there first, and the others keep working.
+   *
+   * @return the server and the point and thread that reached it, or null if none did within a
+   *     minute
+   */
+  private Reached armAny(String line) throws IOException {
+    for (Path points : crashPoints) {
+      Files.deleteIfExists(points.resolve("reached"));
+    }
+    for (Path points : crashPoints) {
+      Files.writeString(points.resolve("armed"), line);
+    }
+    int[] first = {-1};
+    try {
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofMinutes(1))
+          .pollInterval(Duration.ofMillis(20))
+          .until(
+              () -> {
+                for (int i = 0; i < crashPoints.size(); i++) {
+                  if (Files.exists(crashPoints.get(i).resolve("reached"))) {
+                    first[0] = i;
+                    return true;
+                  }
+                }
+                return false;
+              });
+    } catch (org.awaitility.core.ConditionTimeoutException notReached) {
+      for (Path points : crashPoints) {
+        Files.deleteIfExists(points.resolve("armed"));
+      }
+      for (int i = 0; i < crashPoints.size(); i++) {
+        if (Files.exists(crashPoints.get(i).resolve("reached"))) {
+          chaos.add(
+              "server "
+                  + (i + 1)
+                  + ": "
+                  + line
+                  + " reached only after the minute (counted as not reached)");
+        }
+      }
+      return null;
+    }
+    for (int i = 0; i < crashPoints.size(); i++) {
+      if (i != first[0]) {
+        Files.deleteIfExists(crashPoints.get(i).resolve("armed"));
+      }
+    }
+    return new Reached(first[0], Files.readString(crashPoints.get(first[0]).resolve("reached")));
   }
 
   /**
