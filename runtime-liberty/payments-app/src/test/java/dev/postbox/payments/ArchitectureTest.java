@@ -24,7 +24,11 @@ class ArchitectureTest {
             "dev.postbox.runtime.checkpoint..",
             "org.junit..",
             "dev.postbox.spi.testing..")
-        .because("crash points live in the harness's own jar, never in the WAR")
+        .orShould()
+        .implement(dev.postbox.spi.BrokerProvider.class)
+        .because(
+            "crash points and the negative controls' broker wrappers live in the harness's own"
+                + " jar, never in the WAR")
         .check(app);
   }
 }

@@ -6,12 +6,13 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The harness must be able to fail, both ways. Each switch breaks the promise on purpose and the
- * harness must say so: with deduplication off ({@code postbox.inbox.unsafe=skip-dedup}) the
- * republished copies charge twice; with the ack sent before the commit ({@code ack-before-commit})
- * a transaction that fails after the ack loses its event; with a poll batch split by event id
- * instead of key ({@code no-key-lanes}, eight lanes) a customer's charges run side by side, out of
- * the order they were placed.
+ * The harness must be able to fail, both ways. Each control breaks the promise on purpose, with a
+ * broker wrapper in test code ({@link dev.postbox.payments.crash.NegativeControlBroker}), and the
+ * harness must say so: with a fresh event id on every delivery ({@code fresh-ids}) deduplication
+ * cannot see a copy and the republished copies charge twice; with every delivery acknowledged as it
+ * is polled ({@code ack-on-poll}) a transaction that fails after the ack loses its event; with
+ * every delivery's key dropped ({@code no-keys}, eight lanes) a customer's charges run side by
+ * side, out of the order they were placed.
  */
 class NegativeControlIT {
 
@@ -20,7 +21,7 @@ class NegativeControlIT {
     TortureHarness.Result result =
         new TortureHarness(
                 new TortureHarness.Settings(
-                    "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "skip-dedup"))
+                    "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "fresh-ids"))
             .run();
     System.out.println("NEGATIVE CONTROL (doubles) SUMMARY\n" + result.summary());
     assertThat(result.verdict().ok()).as(result.summary()).isFalse();
@@ -33,7 +34,7 @@ class NegativeControlIT {
     TortureHarness.Result result =
         new TortureHarness(
                 new TortureHarness.Settings(
-                        "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "skip-dedup")
+                        "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "fresh-ids")
                     .on("mariadb", "Pacific/Kiritimati", java.util.Map.of()))
             .run();
     System.out.println("NEGATIVE CONTROL (doubles, MariaDB) SUMMARY\n" + result.summary());
@@ -47,7 +48,7 @@ class NegativeControlIT {
     TortureHarness.Result result =
         new TortureHarness(
                 new TortureHarness.Settings(
-                        "kafka", 600, 0, 0, 4, 0, 0, true, Duration.ZERO, 0, "no-key-lanes")
+                        "kafka", 600, 0, 0, 4, 0, 0, true, Duration.ZERO, 0, "no-keys")
                     .on("postgresql", null, java.util.Map.of("postbox.inbox.workers", "8")))
             .run();
     System.out.println("NEGATIVE CONTROL (order) SUMMARY\n" + result.summary());
@@ -62,7 +63,7 @@ class NegativeControlIT {
     TortureHarness.Result result =
         new TortureHarness(
                 new TortureHarness.Settings(
-                    "kafka", 300, 0, 0, 4, 0, 0, false, Duration.ZERO, 3, "ack-before-commit"))
+                    "kafka", 300, 0, 0, 4, 0, 0, false, Duration.ZERO, 3, "ack-on-poll"))
             .run();
     System.out.println("NEGATIVE CONTROL (losses) SUMMARY\n" + result.summary());
     assertThat(result.verdict().ok()).as(result.summary()).isFalse();

@@ -54,7 +54,8 @@ final class TortureHarness {
    *     the following phases in turn
    * @param handlerFailures a transient failure injected this many times inside inbox transactions
    *     before they commit (the handler has run); 0 for none
-   * @param unsafe {@code postbox.inbox.unsafe} for a negative control, or "none"
+   * @param negativeControl a {@link dev.postbox.payments.crash.NegativeControlBroker} mode that
+   *     breaks the broker's deliveries on purpose (ack-on-poll, fresh-ids, no-keys), or "none"
    * @param database postgresql, mariadb, or h2 (the embedded default, as shipped)
    * @param timeZone the server JVM's default time zone, or null for the machine's
    * @param overrides further server variables, e.g. a negative control's unsafe database URL
@@ -74,7 +75,7 @@ final class TortureHarness {
       boolean brokerRestart,
       Duration databasePause,
       int handlerFailures,
-      String unsafe,
+      String negativeControl,
       String database,
       String timeZone,
       Map<String, String> overrides,
@@ -93,7 +94,7 @@ final class TortureHarness {
         boolean brokerRestart,
         Duration databasePause,
         int handlerFailures,
-        String unsafe) {
+        String negativeControl) {
       this(
           broker,
           orders,
@@ -105,7 +106,7 @@ final class TortureHarness {
           brokerRestart,
           databasePause,
           handlerFailures,
-          unsafe,
+          negativeControl,
           "postgresql",
           null,
           Map.of(),
@@ -140,7 +141,7 @@ final class TortureHarness {
           brokerRestart,
           databasePause,
           handlerFailures,
-          unsafe,
+          negativeControl,
           database,
           timeZone,
           overrides,
@@ -173,8 +174,8 @@ final class TortureHarness {
               + ", database: "
               + settings.database()
               + (settings.timeZone() == null ? "" : ", server time zone: " + settings.timeZone())
-              + ", unsafe: "
-              + settings.unsafe()
+              + ", negative control: "
+              + settings.negativeControl()
               + (settings.overrides().isEmpty() ? "" : ", overrides: " + settings.overrides())
               + ", instances: "
               + settings.instances(),
@@ -380,7 +381,12 @@ final class TortureHarness {
     v.put("postbox.inbox.max-attempts", "1000");
     v.put("postbox.inbox.initial-delay", "100ms");
     v.put("postbox.inbox.max-delay", "2s");
-    v.put("postbox.inbox.unsafe", settings.unsafe());
+    if (!settings.negativeControl().equals("none")) {
+      // The real adapter behind a test-only wrapper that breaks its deliveries on purpose.
+      v.put("postbox.broker.negative-control.delegate", v.get("postbox.broker"));
+      v.put("postbox.broker.negative-control.mode", settings.negativeControl());
+      v.put("postbox.broker", "negative-control");
+    }
     // A request killed mid-transaction leaves its key claimed; its retry takes over after this.
     v.put("postbox.idempotency.in-flight-timeout", "5s");
     v.putAll(settings.overrides());

@@ -69,7 +69,11 @@ class ArchitectureTest {
             "org.junit..", "org.assertj..", "org.awaitility..", "dev.postbox.spi.testing..")
         .orShould()
         .implement(dev.postbox.runtime.checkpoint.CheckpointListener.class)
-        .because("crash points and negative controls live in test code")
+        .orShould()
+        .implement(dev.postbox.spi.BrokerProvider.class)
+        .because(
+            "crash points and negative controls (broker wrappers that break the promise) live in"
+                + " test code")
         .check(RUNTIME);
     assertThat(Checkpoints.listeners())
         .as("the runtime jar registers no CheckpointListener of its own")

@@ -86,12 +86,9 @@ public final class InboxProcessor {
     this.workers = workers;
     this.fallbacks = new BatchFallbacks(settings.subscription(), System::nanoTime);
     // Inline mode only: there a commit means processed. A deferred receiver's commit only queues
-    // the event, which may still end as a dead letter whose redelivery must run again. And none
-    // where redeliveries must reach the handler (the negative control's breach).
+    // the event, which may still end as a dead letter whose redelivery must run again.
     this.front =
-        settings.front() == null
-                || settings.deferred()
-                || settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP
+        settings.front() == null || settings.deferred()
             ? null
             : DedupFront.of(settings.front().window(), settings.front().maxIds(), clock);
   }
@@ -145,9 +142,6 @@ public final class InboxProcessor {
   private String laneKey(Delivery d) {
     try {
       Envelope e = d.envelope();
-      if (settings.unsafe() == InboxSettings.Unsafe.NO_KEY_LANES) {
-        return e.id();
-      }
       return e.key() != null ? e.key() : e.id();
     } catch (RuntimeException unreadable) {
       return ""; // classified (and dead-lettered) in its lane
@@ -352,9 +346,6 @@ public final class InboxProcessor {
   }
 
   private void processValid(List<Item> valid) {
-    if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
-      valid.forEach(item -> item.delivery.ack()); // the breach a negative control must catch
-    }
     RuntimeException batchFailure = null;
     if (settings.batch() && valid.size() > 1) {
       try {
@@ -437,9 +428,8 @@ public final class InboxProcessor {
     List<Outcome> out = new ArrayList<>(items.size());
     List<Envelope> queued = new ArrayList<>();
     List<Map<String, String>> queuedMetadata = new ArrayList<>();
-    boolean skipDedup = settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP;
     for (int i = 0; i < items.size(); i++) {
-      if (!fresh[i] && !skipDedup) {
+      if (!fresh[i]) {
         out.add(duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
       } else if (deferred) {
         queued.add(items.get(i).envelope);
@@ -462,8 +452,7 @@ public final class InboxProcessor {
       return handleAll(c, List.of(item), recheck).get(0);
     }
     String fingerprint = fingerprint(item.envelope.payload());
-    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())
-        || settings.unsafe() == InboxSettings.Unsafe.SKIP_DEDUP) {
+    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
       return runHandler(c, item.envelope);
     }
     Outcome outcome = duplicateOrConflict(c, item, fingerprint);
@@ -530,10 +519,8 @@ public final class InboxProcessor {
       // committed: processed now, or found processed before
       front.record(item.frontHigh, item.frontLow);
     }
-    if (settings.unsafe() != InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
-      Checkpoints.reach(Checkpoint.INBOX_COMMITTED_NOT_ACKED);
-      item.delivery.ack();
-    }
+    Checkpoints.reach(Checkpoint.INBOX_COMMITTED_NOT_ACKED);
+    item.delivery.ack();
     switch (outcome) {
       case PROCESSED -> listener.processed(settings.subscription(), item.envelope);
       case RECEIVED -> listener.received(settings.subscription(), item.envelope);
@@ -543,9 +530,6 @@ public final class InboxProcessor {
   }
 
   private void failed(Item item, RuntimeException failure) {
-    if (settings.unsafe() == InboxSettings.Unsafe.ACK_BEFORE_COMMIT) {
-      return; // acknowledged already: a naive consumer has nothing left to undo, and loses it
-    }
     Throwable cause = failure instanceof HandlerException h ? h.getCause() : failure;
     String error = describe(cause);
     String id = item.envelope.id();

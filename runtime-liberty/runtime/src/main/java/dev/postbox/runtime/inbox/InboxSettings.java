@@ -32,7 +32,6 @@ public record InboxSettings(
     boolean batch,
     int workers,
     boolean deferred,
-    Unsafe unsafe,
     Front front) {
 
   /**
@@ -51,24 +50,6 @@ public record InboxSettings(
     }
   }
 
-  /**
-   * Deliberate breaches of the inbox's promise, so that a crash harness can prove it catches them
-   * (its negative control). Never for production: the runtime logs a warning at startup.
-   */
-  public enum Unsafe {
-    /** The promise kept. */
-    NONE,
-    /** Run the handler even for an event id already recorded: redeliveries double the effect. */
-    SKIP_DEDUP,
-    /** Acknowledge before the transaction commits: a crash or failure after the ack loses it. */
-    ACK_BEFORE_COMMIT,
-    /**
-     * Split a poll batch into lanes by event id, not by key (with more than one worker): a key's
-     * events run side by side, out of order.
-     */
-    NO_KEY_LANES
-  }
-
   public InboxSettings {
     if (subscription == null || subscription.isBlank()) {
       throw new IllegalArgumentException("subscription must not be blank");
@@ -81,51 +62,40 @@ public record InboxSettings(
     if (workers < 1) {
       throw new IllegalArgumentException("workers must be >= 1");
     }
-    Objects.requireNonNull(unsafe, "unsafe");
   }
 
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
     return new InboxSettings(
-        subscription,
-        Set.of(),
-        RetryPolicy.defaults(),
-        1024 * 1024,
-        true,
-        1,
-        false,
-        Unsafe.NONE,
-        null);
+        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false, null);
   }
 
   public InboxSettings withTypes(Set<String> t) {
     return new InboxSettings(
-        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, unsafe, front);
+        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, front);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
     return new InboxSettings(
-        subscription, types, r, maxPayloadBytes, batch, workers, deferred, unsafe, front);
+        subscription, types, r, maxPayloadBytes, batch, workers, deferred, front);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(
-        subscription, types, retry, n, batch, workers, deferred, unsafe, front);
+    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred, front);
   }
 
   public InboxSettings withBatch(boolean b) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, b, workers, deferred, unsafe, front);
+        subscription, types, retry, maxPayloadBytes, b, workers, deferred, front);
   }
 
   public InboxSettings withWorkers(int n) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, n, deferred, unsafe, front);
+        subscription, types, retry, maxPayloadBytes, batch, n, deferred, front);
   }
 
   public InboxSettings withDeferred(boolean d) {
-    return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, d, unsafe, front);
+    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, workers, d, front);
   }
 
   /** With a dedup front of this size; see {@link Front}. */
@@ -138,20 +108,13 @@ public record InboxSettings(
         batch,
         workers,
         deferred,
-        unsafe,
         new Front(window, maxIds));
   }
 
   /** Without a dedup front: every delivery asks the database. */
   public InboxSettings withoutFront() {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, unsafe, null);
-  }
-
-  /** For a negative control only; see {@link Unsafe}. */
-  public InboxSettings withUnsafe(Unsafe u) {
-    return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, u, front);
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, null);
   }
 
   /**
@@ -169,6 +132,6 @@ public record InboxSettings(
             max,
             retry.jitter());
     return new InboxSettings(
-        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, unsafe, front);
+        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, front);
   }
 }

@@ -35,7 +35,6 @@ record InboxConfig(
     int retentionBatch,
     Duration redriveDelay,
     int redriveMaxTimes,
-    InboxSettings.Unsafe unsafe,
     Duration stuckAfter,
     Duration frontWindow,
     int frontMaxIds) {
@@ -53,7 +52,6 @@ record InboxConfig(
           "postbox.inbox.retention.batch",
           "postbox.inbox.redrive.delay",
           "postbox.inbox.redrive.max-times",
-          "postbox.inbox.unsafe",
           "postbox.inbox.stuck-after",
           "postbox.inbox.front.window",
           "postbox.inbox.front.max-ids");
@@ -100,7 +98,6 @@ record InboxConfig(
         c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),
         redrive,
         c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000),
-        unsafe(c),
         c.duration(
             "postbox.inbox.stuck-after",
             Duration.ofMinutes(15),
@@ -112,22 +109,6 @@ record InboxConfig(
             Duration.ofSeconds(1),
             Duration.ofDays(30)),
         c.integer("postbox.inbox.front.max-ids", 100_000, 0, 100_000_000));
-  }
-
-  /** The negative controls' switch: none, skip-dedup, ack-before-commit or no-key-lanes. */
-  private static InboxSettings.Unsafe unsafe(BrokerConfig c) {
-    String value = c.string("postbox.inbox.unsafe", "none");
-    return switch (value) {
-      case "none" -> InboxSettings.Unsafe.NONE;
-      case "skip-dedup" -> InboxSettings.Unsafe.SKIP_DEDUP;
-      case "ack-before-commit" -> InboxSettings.Unsafe.ACK_BEFORE_COMMIT;
-      case "no-key-lanes" -> InboxSettings.Unsafe.NO_KEY_LANES;
-      default ->
-          throw c.invalid(
-              "postbox.inbox.unsafe",
-              value,
-              "must be none, skip-dedup, ack-before-commit or no-key-lanes");
-    };
   }
 
   boolean isDeferred(String destination, String group) {
@@ -144,8 +125,7 @@ record InboxConfig(
             .withMaxPayloadBytes(maxPayloadBytes)
             .withBatch(batch)
             .withWorkers(workers)
-            .withDeferred(isDeferred(destination, group))
-            .withUnsafe(unsafe);
+            .withDeferred(isDeferred(destination, group));
     // Never longer than the database keeps ids: past that, the database no longer knows an id,
     // and a copy with another payload must be processed as new, not acked by the front.
     Duration window = frontWindow.compareTo(dedupWindow) < 0 ? frontWindow : dedupWindow;

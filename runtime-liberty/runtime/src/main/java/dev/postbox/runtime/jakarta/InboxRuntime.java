@@ -171,15 +171,6 @@ public class InboxRuntime {
               + configured.retry().maxDelay());
     }
     String subscription = settings.subscription();
-    if (settings.unsafe() != InboxSettings.Unsafe.NONE) {
-      LOG.log(
-          Level.WARNING,
-          "UNSAFE: postbox.inbox.unsafe="
-              + settings.unsafe()
-              + " breaks the inbox's promise on purpose (for a crash harness's negative control);"
-              + " never use it in production. Subscription "
-              + subscription);
-    }
     Counting counting = new Counting(subscription);
     InboxHandler handler =
         (connection, event) -> {

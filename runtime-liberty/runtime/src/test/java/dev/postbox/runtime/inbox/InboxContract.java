@@ -160,48 +160,6 @@ abstract class InboxContract {
   }
 
   @Test
-  void theNegativeControlsBreakThePromiseAsDocumented() {
-    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "inline mode only");
-    // SKIP_DEDUP: a redelivery has a second effect.
-    String topic = topic(1);
-    String doubled = "unsafe-dedup-" + UUID.randomUUID();
-    run(
-        topic,
-        "g",
-        doubled,
-        (c, ev) -> insertEffect(c, ev),
-        settings(doubled, 3).withUnsafe(InboxSettings.Unsafe.SKIP_DEDUP));
-    Envelope e = event("k", "twice");
-    broker.publisher().publishAll(topic, List.of(e, e));
-    await().atMost(Duration.ofSeconds(30)).until(() -> effects(e.id()) == 2);
-
-    // ACK_BEFORE_COMMIT: a failed handler's event is acked anyway, so it is neither retried nor
-    // dead-lettered: lost.
-    String lossyTopic = topic(1);
-    String lossy = "unsafe-ack-" + UUID.randomUUID();
-    AtomicInteger calls = new AtomicInteger();
-    run(
-        lossyTopic,
-        "g",
-        lossy,
-        (c, ev) -> {
-          calls.incrementAndGet();
-          throw new IllegalStateException("database hiccup");
-        },
-        settings(lossy, 3).withUnsafe(InboxSettings.Unsafe.ACK_BEFORE_COMMIT));
-    Envelope lost = event("k", "lost");
-    broker.publisher().publish(lossyTopic, lost);
-    await().atMost(Duration.ofSeconds(30)).until(() -> calls.get() >= 1);
-    await()
-        .during(Duration.ofSeconds(2))
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> calls.get() == 1);
-    DeadLetters letters = new DeadLetters(tx, dialect, lossy, (c, ev) -> {}, Clock.systemUTC());
-    assertThat(letters.open(10)).isEmpty();
-    assertThat(effects(lost.id())).isZero();
-  }
-
-  @Test
   void aHandlerThatFailsTwiceThenSucceedsHasOneEffect() {
     String topic = topic(1);
     String subscription = "flaky-" + UUID.randomUUID();

@@ -53,6 +53,21 @@ class PostboxSettingsTest {
   }
 
   @Test
+  void noDeployableKeyBreaksTheInboxsPromise() {
+    // postbox.inbox.unsafe once turned deduplication off or acked before the commit, for the crash
+    // harness's negative controls; those are broker wrappers in test code now, and a deployment
+    // that still sets the key fails to start instead of running with it ignored.
+    for (String mode : java.util.List.of("skip-dedup", "ack-before-commit", "no-key-lanes")) {
+      assertThatThrownBy(
+              () ->
+                  PostboxRuntime.parse(
+                      Map.of("postbox.broker", "kafka", "postbox.inbox.unsafe", mode)))
+          .isInstanceOfSatisfying(
+              ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.inbox.unsafe"));
+    }
+  }
+
+  @Test
   void everyKeyTheParserReadsIsListedForEnvironmentLookup() {
     // A key read by parse(Map) but missing from KEYS could only be set in a properties file.
     java.util.Set<String> read = new java.util.TreeSet<>();
