@@ -61,6 +61,26 @@ class ArchitectureTest {
   }
 
   @Test
+  void noClassButTheDialectBranchesOnTheDatabase() {
+    // A switch over the dialect compiles to reads of its constants (in a synthetic class of the
+    // class that switches), so this also catches the switches.
+    String dialect = dev.postbox.runtime.db.Dialect.class.getName();
+    noClasses()
+        .that()
+        .doNotHaveFullyQualifiedName(dialect)
+        .and()
+        .haveNameNotMatching(java.util.regex.Pattern.quote(dialect) + "\\$.*")
+        .should()
+        .accessField(dev.postbox.runtime.db.Dialect.class, "POSTGRESQL")
+        .orShould()
+        .accessField(dev.postbox.runtime.db.Dialect.class, "MARIADB")
+        .orShould()
+        .accessField(dev.postbox.runtime.db.Dialect.class, "H2")
+        .because("every statement that differs between databases is a named member of the dialect")
+        .check(RUNTIME);
+  }
+
+  @Test
   void productionCodeHoldsNoTestInstrument() {
     noClasses()
         .should()

@@ -8,12 +8,17 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 
 /**
- * What differs between the databases Postbox supports: row-limit syntax, claim locking, bounded
- * deletes, insert-if-absent, and how timestamps are bound. Every statement is parameterised; only
- * fixed SQL fragments differ.
+ * What differs between the databases Postbox supports, in one place per database: row-limit syntax,
+ * claim locking, bounded deletes, insert-if-absent and upserts, how timestamps are bound, and the
+ * settings that decide durability. Each statement that differs is a named member, overridden per
+ * database; no class outside this one branches on the database. Every statement is parameterised;
+ * only fixed SQL fragments differ. (Longer than most classes here, because every statement that
+ * differs between the databases lives in it.)
  */
 public enum Dialect {
   POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
@@ -36,6 +41,52 @@ public enum Dialect {
     public String insertInstanceIfAbsent() {
       return "INSERT INTO postbox_relay_instance (instance_id, heartbeat_at) VALUES (?, ?)"
           + " ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at";
+    }
+
+    @Override
+    public String insertInboxIfAbsent() {
+      return "INSERT INTO postbox_inbox ("
+          + INBOX_COLUMNS
+          + ") VALUES "
+          + INBOX_VALUES
+          + " ON CONFLICT (subscription, event_id) DO NOTHING";
+    }
+
+    @Override
+    public String addInboxDuplicates() {
+      return "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
+          + " ON CONFLICT (subscription) DO UPDATE"
+          + " SET duplicates = postbox_inbox_counter.duplicates + EXCLUDED.duplicates";
+    }
+
+    @Override
+    public String upsertInboxAttempt() {
+      return "INSERT INTO postbox_inbox_attempt"
+          + " (subscription, event_id, attempts, last_error, updated_at) VALUES (?, ?, ?, ?, ?)"
+          + " ON CONFLICT (subscription, event_id) DO UPDATE SET attempts = EXCLUDED.attempts,"
+          + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at";
+    }
+
+    @Override
+    public String deleteProcessedInboxBatch() {
+      return "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY(SELECT ctid FROM postbox_inbox"
+          + " WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
+    }
+
+    @Override
+    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
+      if ("off".equals(show(c, "SHOW fsync"))) {
+        weak.add(
+            "PostgreSQL fsync=off: an OS crash or power failure can lose or corrupt committed"
+                + " data; set fsync=on in postgresql.conf");
+      }
+      if ("off".equals(show(c, "SHOW synchronous_commit"))) {
+        weak.add(
+            "PostgreSQL synchronous_commit=off (for this server, database or role): a crash of"
+                + " the database server or the OS, or a power failure, loses the last acknowledged"
+                + " commits (a crash of this application does not); set it to on, e.g. ALTER ROLE"
+                + " <user> RESET synchronous_commit");
+      }
     }
   },
   MARIADB("mariadb", "LIMIT ?", "FOR UPDATE") {
@@ -73,6 +124,75 @@ public enum Dialect {
       LocalDateTime t = rs.getObject(column, LocalDateTime.class);
       return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
+
+    // INSERT IGNORE reports 0 rows for a duplicate; ON DUPLICATE KEY UPDATE would report 1 with
+    // the driver's default "found rows" counting.
+    @Override
+    public String insertInboxIfAbsent() {
+      return "INSERT IGNORE INTO postbox_inbox (" + INBOX_COLUMNS + ") VALUES " + INBOX_VALUES;
+    }
+
+    /**
+     * MariaDB's driver answers a batch of inserts with "no info" per row (it sends them as one bulk
+     * command), whatever the statement; so one multi-row {@code INSERT IGNORE ... RETURNING} names
+     * the rows it inserted instead. Ignored rows, duplicates within the statement included, are not
+     * returned.
+     */
+    @Override
+    public String insertInboxIfAbsentReturning(int rows) {
+      return "INSERT IGNORE INTO postbox_inbox ("
+          + INBOX_COLUMNS
+          + ") VALUES "
+          + String.join(", ", Collections.nCopies(rows, INBOX_VALUES))
+          + " RETURNING event_id";
+    }
+
+    @Override
+    public String addInboxDuplicates() {
+      return "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
+          + " ON DUPLICATE KEY UPDATE duplicates = duplicates + VALUES(duplicates)";
+    }
+
+    @Override
+    public String upsertInboxAttempt() {
+      return "INSERT INTO postbox_inbox_attempt"
+          + " (subscription, event_id, attempts, last_error, updated_at) VALUES (?, ?, ?, ?, ?)"
+          + " ON DUPLICATE KEY UPDATE attempts = VALUES(attempts),"
+          + " last_error = VALUES(last_error), updated_at = VALUES(updated_at)";
+    }
+
+    // MariaDB refuses a subquery on the UPDATE's own table, but takes it as a derived table.
+    @Override
+    public String promoteInboxHead() {
+      return "UPDATE postbox_inbox_pending p JOIN (SELECT MIN(seq) AS oldest FROM"
+          + " postbox_inbox_pending WHERE subscription = ? AND event_key = ?) m"
+          + " ON p.seq = m.oldest SET p.head = TRUE WHERE p.head = FALSE";
+    }
+
+    @Override
+    public String deleteProcessedInboxBatch() {
+      return "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
+          + " ORDER BY received_at LIMIT ?";
+    }
+
+    @Override
+    public boolean defaultsToRepeatableRead() {
+      return true;
+    }
+
+    @Override
+    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
+      String flush = show(c, "SELECT @@innodb_flush_log_at_trx_commit");
+      // 1 flushes at every commit; MariaDB's 3 does too, through group commit.
+      if (flush != null && !"1".equals(flush) && !"3".equals(flush)) {
+        weak.add(
+            "MariaDB innodb_flush_log_at_trx_commit="
+                + flush
+                + ": an OS crash or power failure (with 0 also a crash of the database server)"
+                + " loses the last acknowledged commits (a crash of this application does not);"
+                + " set innodb_flush_log_at_trx_commit=1");
+      }
+    }
   },
   H2("h2", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
     @Override
@@ -90,7 +210,76 @@ public enum Dialect {
     public String insertInstanceIfAbsent() {
       return "MERGE INTO postbox_relay_instance (instance_id, heartbeat_at) KEY (instance_id) VALUES (?, ?)";
     }
+
+    @Override
+    public String insertInboxIfAbsent() {
+      return "MERGE INTO postbox_inbox t USING (VALUES (CAST(? AS VARCHAR(255)),"
+          + " CAST(? AS VARCHAR(256)))) s(subscription, event_id)"
+          + " ON t.subscription = s.subscription AND t.event_id = s.event_id"
+          + " WHEN NOT MATCHED THEN INSERT ("
+          + INBOX_COLUMNS
+          + ") VALUES (s.subscription, s.event_id, ?, ?, ?, ?, ?, ?)";
+    }
+
+    @Override
+    public String addInboxDuplicates() {
+      return "MERGE INTO postbox_inbox_counter t USING (VALUES (CAST(? AS VARCHAR(255)),"
+          + " CAST(? AS BIGINT))) s(subscription, n) ON t.subscription = s.subscription"
+          + " WHEN MATCHED THEN UPDATE SET duplicates = t.duplicates + s.n"
+          + " WHEN NOT MATCHED THEN INSERT (subscription, duplicates)"
+          + " VALUES (s.subscription, s.n)";
+    }
+
+    @Override
+    public String upsertInboxAttempt() {
+      return "MERGE INTO postbox_inbox_attempt"
+          + " (subscription, event_id, attempts, last_error, updated_at)"
+          + " KEY (subscription, event_id) VALUES (?, ?, ?, ?, ?)";
+    }
+
+    @Override
+    public String deleteProcessedInboxBatch() {
+      return "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
+          + " FETCH FIRST ? ROWS ONLY";
+    }
+
+    @Override
+    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
+      String url = String.valueOf(c.getMetaData().getURL());
+      if (url.toLowerCase(Locale.ROOT).startsWith("jdbc:h2:mem:")) {
+        unsafe.add(
+            "H2 in-memory database ("
+                + url
+                + "): every committed transaction is gone when the process ends; use a file"
+                + " database, e.g. jdbc:h2:./data/app;WRITE_DELAY=0");
+        return;
+      }
+      long delay = h2Setting(c, "WRITE_DELAY", 500);
+      if (delay > 0) {
+        unsafe.add(
+            "H2 WRITE_DELAY="
+                + delay
+                + ": H2 acknowledges a commit up to "
+                + delay
+                + " ms before it writes it, so a process crash loses acknowledged commits;"
+                + " add ;WRITE_DELAY=0 to the JDBC URL");
+      }
+      weak.add(
+          "H2 does not fsync per commit: a commit survives a process crash, but an OS crash"
+              + " or power failure can lose the last ones; use PostgreSQL or MariaDB where"
+              + " that matters");
+    }
   };
+
+  /**
+   * The inbox row's columns, in the order {@link #insertInboxIfAbsent()} and {@link
+   * #insertInboxIfAbsentReturning(int)} take their values.
+   */
+  public static final String INBOX_COLUMNS =
+      "subscription, event_id, event_key, event_type, fingerprint, status, received_at,"
+          + " processed_at";
+
+  private static final String INBOX_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
 
   private final String migrationFolder;
   private final String limit;
@@ -203,5 +392,77 @@ public enum Dialect {
   public Instant read(ResultSet rs, String column) throws SQLException {
     OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
     return t == null ? null : t.toInstant();
+  }
+
+  /**
+   * Records an event in a subscription's inbox unless it is there: the eight values of {@link
+   * #INBOX_COLUMNS}. Reports 1 row if new, 0 for a duplicate, and never aborts the transaction on a
+   * duplicate, so no caught exception decides.
+   */
+  public abstract String insertInboxIfAbsent();
+
+  /**
+   * {@link #insertInboxIfAbsent()} for {@code rows} rows in one statement that returns the {@code
+   * event_id} of each row it inserted; null where a JDBC batch of {@link #insertInboxIfAbsent()}
+   * reports per-row counts instead.
+   */
+  public String insertInboxIfAbsentReturning(int rows) {
+    return null;
+  }
+
+  /** Adds to a subscription's durable duplicate count: (subscription, how many). */
+  public abstract String addInboxDuplicates();
+
+  /**
+   * Inserts or replaces an event's failed attempts: (subscription, event id, attempts, last error,
+   * updated at).
+   */
+  public abstract String upsertInboxAttempt();
+
+  /**
+   * Makes a key's oldest pending event its head, unless one is: (subscription, key). Reports 1 row
+   * if it promoted one.
+   */
+  public String promoteInboxHead() {
+    return "UPDATE postbox_inbox_pending SET head = TRUE WHERE head = FALSE AND seq ="
+        + " (SELECT MIN(seq) FROM postbox_inbox_pending WHERE subscription = ?"
+        + " AND event_key = ?)";
+  }
+
+  /** Deletes at most {@code ?} processed inbox rows received before {@code ?}: (cutoff, limit). */
+  public abstract String deleteProcessedInboxBatch();
+
+  /**
+   * Whether a new transaction runs at REPEATABLE READ unless told otherwise (InnoDB); Postbox's
+   * transactions run at READ COMMITTED.
+   */
+  public boolean defaultsToRepeatableRead() {
+    return false;
+  }
+
+  /**
+   * Reads the database's settings that decide whether an acknowledged commit survives a crash:
+   * those that lose one on a process crash go to {@code unsafe}, those that lose one only on an OS
+   * crash or power failure to {@code weak}. See {@link Durability}.
+   */
+  abstract void readDurability(Connection c, List<String> unsafe, List<String> weak)
+      throws SQLException;
+
+  private static long h2Setting(Connection c, String name, long orElse) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = ?")) {
+      ps.setString(1, name);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Long.parseLong(rs.getString(1).trim()) : orElse;
+      }
+    }
+  }
+
+  private static String show(Connection c, String sql) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql);
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? String.valueOf(rs.getString(1)).trim().toLowerCase(Locale.ROOT) : null;
+    }
   }
 }

@@ -1,12 +1,9 @@
 package dev.postbox.runtime.db;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import javax.sql.DataSource;
 
 /**
@@ -48,59 +45,7 @@ public record Durability(Level level, List<String> findings) {
   public static Durability of(Connection c, Dialect dialect) throws SQLException {
     List<String> unsafe = new ArrayList<>();
     List<String> weak = new ArrayList<>();
-    switch (dialect) {
-      case H2 -> {
-        String url = String.valueOf(c.getMetaData().getURL()).toLowerCase(Locale.ROOT);
-        if (url.startsWith("jdbc:h2:mem:")) {
-          unsafe.add(
-              "H2 in-memory database ("
-                  + c.getMetaData().getURL()
-                  + "): every committed transaction is gone when the process ends; use a file"
-                  + " database, e.g. jdbc:h2:./data/app;WRITE_DELAY=0");
-        } else {
-          long delay = h2Setting(c, "WRITE_DELAY", 500);
-          if (delay > 0) {
-            unsafe.add(
-                "H2 WRITE_DELAY="
-                    + delay
-                    + ": H2 acknowledges a commit up to "
-                    + delay
-                    + " ms before it writes it, so a process crash loses acknowledged commits;"
-                    + " add ;WRITE_DELAY=0 to the JDBC URL");
-          }
-          weak.add(
-              "H2 does not fsync per commit: a commit survives a process crash, but an OS crash"
-                  + " or power failure can lose the last ones; use PostgreSQL or MariaDB where"
-                  + " that matters");
-        }
-      }
-      case POSTGRESQL -> {
-        if ("off".equals(show(c, "SHOW fsync"))) {
-          weak.add(
-              "PostgreSQL fsync=off: an OS crash or power failure can lose or corrupt committed"
-                  + " data; set fsync=on in postgresql.conf");
-        }
-        if ("off".equals(show(c, "SHOW synchronous_commit"))) {
-          weak.add(
-              "PostgreSQL synchronous_commit=off (for this server, database or role): a crash of"
-                  + " the database server or the OS, or a power failure, loses the last acknowledged"
-                  + " commits (a crash of this application does not); set it to on, e.g. ALTER ROLE"
-                  + " <user> RESET synchronous_commit");
-        }
-      }
-      case MARIADB -> {
-        String flush = show(c, "SELECT @@innodb_flush_log_at_trx_commit");
-        // 1 flushes at every commit; MariaDB's 3 does too, through group commit.
-        if (flush != null && !"1".equals(flush) && !"3".equals(flush)) {
-          weak.add(
-              "MariaDB innodb_flush_log_at_trx_commit="
-                  + flush
-                  + ": an OS crash or power failure (with 0 also a crash of the database server)"
-                  + " loses the last acknowledged commits (a crash of this application does not);"
-                  + " set innodb_flush_log_at_trx_commit=1");
-        }
-      }
-    }
+    dialect.readDurability(c, unsafe, weak);
     List<String> findings = new ArrayList<>(unsafe);
     findings.addAll(weak);
     Level level =
@@ -160,24 +105,6 @@ public record Durability(Level level, List<String> findings) {
               + String.join("; ", findings)
               + ". (For a throwaway demo only: postbox.durability.accept-unsafe=true starts"
               + " anyway.)");
-    }
-  }
-
-  private static long h2Setting(Connection c, String name, long orElse) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Long.parseLong(rs.getString(1).trim()) : orElse;
-      }
-    }
-  }
-
-  private static String show(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql);
-        ResultSet rs = ps.executeQuery()) {
-      return rs.next() ? String.valueOf(rs.getString(1)).trim().toLowerCase(Locale.ROOT) : null;
     }
   }
 }

@@ -35,7 +35,7 @@ public interface Transactions {
           boolean autoCommit = c.getAutoCommit();
           // Only InnoDB defaults to REPEATABLE READ; elsewhere the default is READ COMMITTED, and
           // changing it costs PostgreSQL two extra round trips per transaction.
-          boolean repeatableReadByDefault = isMySqlFamily(c);
+          boolean repeatableReadByDefault = Dialect.of(c).defaultsToRepeatableRead();
           int isolation = repeatableReadByDefault ? c.getTransactionIsolation() : -1;
           c.setAutoCommit(false);
           if (repeatableReadByDefault) {
@@ -60,11 +60,6 @@ public interface Transactions {
         }
       }
     };
-  }
-
-  private static boolean isMySqlFamily(Connection c) throws SQLException {
-    String product = c.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
-    return product.contains("mariadb") || product.contains("mysql");
   }
 
   private static void rollbackQuietly(Connection c, Throwable cause) {

@@ -18,12 +18,6 @@ import java.util.Set;
 /** The inbox, attempt and dead-letter tables, in parameterised JDBC on the caller's connection. */
 final class InboxRepository {
 
-  private static final String COLUMNS =
-      "subscription, event_id, event_key, event_type, fingerprint, status, received_at, processed_at";
-
-  /** One row of {@link #COLUMNS} as placeholders. */
-  private static final String RECORD_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
-
   /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */
   private static final int RETURNING_CHUNK = 1_000;
 
@@ -34,57 +28,9 @@ final class InboxRepository {
 
   InboxRepository(Dialect dialect) {
     this.dialect = dialect;
-    this.recordSql =
-        switch (dialect) {
-          // Neither statement aborts the transaction on a duplicate: no caught exception decides.
-          case POSTGRESQL ->
-              "INSERT INTO postbox_inbox ("
-                  + COLUMNS
-                  + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                  + " ON CONFLICT (subscription, event_id) DO NOTHING";
-          // INSERT IGNORE reports 0 rows for a duplicate; ON DUPLICATE KEY UPDATE would report 1
-          // with
-          // the driver's default "found rows" counting.
-          case MARIADB ->
-              "INSERT IGNORE INTO postbox_inbox (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
-          case H2 ->
-              "MERGE INTO postbox_inbox t USING (VALUES (CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(256))))"
-                  + " s(subscription, event_id) ON t.subscription = s.subscription AND t.event_id = s.event_id"
-                  + " WHEN NOT MATCHED THEN INSERT ("
-                  + COLUMNS
-                  + ")"
-                  + " VALUES (s.subscription, s.event_id, ?, ?, ?, ?, ?, ?)";
-        };
-    this.countDuplicatesSql =
-        switch (dialect) {
-          case POSTGRESQL ->
-              "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
-                  + " ON CONFLICT (subscription) DO UPDATE"
-                  + " SET duplicates = postbox_inbox_counter.duplicates + EXCLUDED.duplicates";
-          case MARIADB ->
-              "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
-                  + " ON DUPLICATE KEY UPDATE duplicates = duplicates + VALUES(duplicates)";
-          case H2 ->
-              "MERGE INTO postbox_inbox_counter t USING (VALUES (CAST(? AS VARCHAR(255)),"
-                  + " CAST(? AS BIGINT))) s(subscription, n) ON t.subscription = s.subscription"
-                  + " WHEN MATCHED THEN UPDATE SET duplicates = t.duplicates + s.n"
-                  + " WHEN NOT MATCHED THEN INSERT (subscription, duplicates)"
-                  + " VALUES (s.subscription, s.n)";
-        };
-    this.attemptSql =
-        switch (dialect) {
-          case POSTGRESQL ->
-              "INSERT INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
-                  + " VALUES (?, ?, ?, ?, ?) ON CONFLICT (subscription, event_id) DO UPDATE SET attempts = EXCLUDED.attempts,"
-                  + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at";
-          case MARIADB ->
-              "INSERT INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
-                  + " VALUES (?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE attempts = VALUES(attempts),"
-                  + " last_error = VALUES(last_error), updated_at = VALUES(updated_at)";
-          case H2 ->
-              "MERGE INTO postbox_inbox_attempt (subscription, event_id, attempts, last_error, updated_at)"
-                  + " KEY (subscription, event_id) VALUES (?, ?, ?, ?, ?)";
-        };
+    this.recordSql = dialect.insertInboxIfAbsent();
+    this.countDuplicatesSql = dialect.addInboxDuplicates();
+    this.attemptSql = dialect.upsertInboxAttempt();
   }
 
   /** Adds to the subscription's durable duplicate count, in the caller's transaction. */
@@ -146,7 +92,7 @@ final class InboxRepository {
       order[i] = i;
     }
     java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> events.get(i).id()));
-    if (dialect == Dialect.MARIADB) {
+    if (dialect.insertInboxIfAbsentReturning(1) != null) {
       return recordAllReturning(c, subscription, events, fingerprints, processed, now, order);
     }
     try (PreparedStatement ps = c.prepareStatement(recordSql)) {
@@ -169,10 +115,8 @@ final class InboxRepository {
   }
 
   /**
-   * MariaDB's driver answers a batch of inserts with "no info" per row (it sends them as one bulk
-   * command), whatever the statement; so one multi-row {@code INSERT IGNORE ... RETURNING} names
-   * the rows it inserted instead. Ignored rows, duplicates within the statement included, are not
-   * returned.
+   * Where the driver cannot count a batch's rows one by one (MariaDB's sends it as one bulk command
+   * and answers "no info" per row), one multi-row insert per chunk returns the ids it inserted.
    */
   private boolean[] recordAllReturning(
       Connection c,
@@ -186,15 +130,9 @@ final class InboxRepository {
     boolean[] fresh = new boolean[events.size()];
     for (int from = 0; from < order.length; from += RETURNING_CHUNK) {
       int to = Math.min(order.length, from + RETURNING_CHUNK);
-      String rows = String.join(", ", java.util.Collections.nCopies(to - from, RECORD_VALUES));
       Set<String> inserted = new HashSet<>();
       try (PreparedStatement ps =
-          c.prepareStatement(
-              "INSERT IGNORE INTO postbox_inbox ("
-                  + COLUMNS
-                  + ") VALUES "
-                  + rows
-                  + " RETURNING event_id")) {
+          c.prepareStatement(dialect.insertInboxIfAbsentReturning(to - from))) {
         for (int n = from; n < to; n++) {
           int i = order[n];
           bindRecord(
@@ -216,7 +154,7 @@ final class InboxRepository {
 
   /**
    * Binds a PROCESSED row (inline mode, replays) or a RECEIVED one waiting for a deferred worker:
-   * the eight values of {@link #RECORD_VALUES}, from parameter {@code offset + 1} on.
+   * the eight values of {@link Dialect#INBOX_COLUMNS}, from parameter {@code offset + 1} on.
    */
   private void bindRecord(
       PreparedStatement ps,

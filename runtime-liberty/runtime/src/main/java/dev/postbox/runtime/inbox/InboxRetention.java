@@ -31,18 +31,7 @@ public final class InboxRetention {
     this.tx = tx;
     this.dialect = dialect;
     this.clock = clock;
-    this.deleteBatch =
-        switch (dialect) {
-          case POSTGRESQL ->
-              "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY("
-                  + "SELECT ctid FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
-          case MARIADB ->
-              "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
-                  + " ORDER BY received_at LIMIT ?";
-          case H2 ->
-              "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
-                  + " FETCH FIRST ? ROWS ONLY";
-        };
+    this.deleteBatch = dialect.deleteProcessedInboxBatch();
   }
 
   /** Deletes rows received before now − window, batch by batch; returns how many. */

@@ -48,16 +48,8 @@ final class PendingEvents {
             + " AND next_attempt_at <= ? ORDER BY seq "
             + dialect.limit()
             + " FOR UPDATE SKIP LOCKED";
-    // One statement per key, so that many keys go in one JDBC batch. MariaDB refuses a subquery
-    // on the UPDATE's own table, but takes it as a derived table.
-    this.promoteSql =
-        dialect == Dialect.MARIADB
-            ? "UPDATE postbox_inbox_pending p JOIN (SELECT MIN(seq) AS oldest FROM"
-                + " postbox_inbox_pending WHERE subscription = ? AND event_key = ?) m"
-                + " ON p.seq = m.oldest SET p.head = ? WHERE p.head = ?"
-            : "UPDATE postbox_inbox_pending SET head = ? WHERE head = ? AND seq ="
-                + " (SELECT MIN(seq) FROM postbox_inbox_pending WHERE subscription = ?"
-                + " AND event_key = ?)";
+    // One statement per key, so that many keys go in one JDBC batch.
+    this.promoteSql = dialect.promoteInboxHead();
   }
 
   /**
@@ -162,17 +154,8 @@ final class PendingEvents {
     List<String> sorted = new ArrayList<>(new java.util.TreeSet<>(keys));
     try (PreparedStatement ps = c.prepareStatement(promoteSql)) {
       for (String key : sorted) {
-        if (dialect == Dialect.MARIADB) {
-          ps.setString(1, subscription);
-          ps.setString(2, key);
-          ps.setBoolean(3, true);
-          ps.setBoolean(4, false);
-        } else {
-          ps.setBoolean(1, true);
-          ps.setBoolean(2, false);
-          ps.setString(3, subscription);
-          ps.setString(4, key);
-        }
+        ps.setString(1, subscription);
+        ps.setString(2, key);
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();
