@@ -210,7 +210,7 @@ public final class DeferredInbox implements AutoCloseable {
 
   private void failed(Pending p, RuntimeException failure) {
     Throwable cause = failure instanceof InboxProcessor.HandlerException h ? h.getCause() : failure;
-    String error = InboxProcessor.describe(cause);
+    String error = Failures.describe(cause);
     if (cause instanceof UnprocessableEventException u) {
       deadLetter(p, u.reason(), error, p.attempts() + 1);
       return;

@@ -82,13 +82,10 @@ class DeadLetterFieldsTest {
 
   @Test
   void onlyDataErrorsLeadToAMinimalLetterAnOutageIsANack() {
-    assertThat(
-            InboxProcessor.isDataError(
-                new RuntimeException(new java.sql.SQLException("x", "22001"))))
+    assertThat(Failures.isDataError(new RuntimeException(new java.sql.SQLException("x", "22001"))))
         .isTrue();
-    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("dup", "23505"))).isTrue();
-    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("gone", "08006"))).isFalse();
-    assertThat(InboxProcessor.isDataError(new java.sql.SQLException("deadlock", "40001")))
-        .isFalse();
+    assertThat(Failures.isDataError(new java.sql.SQLException("dup", "23505"))).isTrue();
+    assertThat(Failures.isDataError(new java.sql.SQLException("gone", "08006"))).isFalse();
+    assertThat(Failures.isDataError(new java.sql.SQLException("deadlock", "40001"))).isFalse();
   }
 }

@@ -1,0 +1,111 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.MalformedMessageException;
+import java.util.Map;
+
+/**
+ * Decodes and classifies each delivery before any transaction: poison (malformed, no id, NUL
+ * characters, oversized, an unknown type) is dead-lettered at once, by the types the adapter and
+ * the envelope report, never by an error message's text.
+ */
+final class Classifier {
+
+  private final InboxSettings settings;
+  private final FailurePolicy failures;
+  private final boolean keyed;
+
+  /**
+   * @param keyed whether items carry their dedup front key
+   */
+  Classifier(InboxSettings settings, FailurePolicy failures, boolean keyed) {
+    this.settings = settings;
+    this.failures = failures;
+    this.keyed = keyed;
+  }
+
+  /** A valid event to process, or null when the delivery was dead-lettered as poison. */
+  Item classify(Delivery d) {
+    Envelope e;
+    try {
+      e = d.envelope();
+    } catch (MalformedMessageException m) {
+      boolean noId = m.kind() == MalformedMessageException.Kind.MISSING_ID;
+      failures.poison(
+          d,
+          null,
+          noId ? DeadLetterReason.MISSING_ID : DeadLetterReason.MALFORMED,
+          m.reason(),
+          m.rawHeaders(),
+          m.rawPayload());
+      return null;
+    } catch (RuntimeException unreadable) {
+      if (unreadable instanceof dev.postbox.spi.BrokerException b
+          && b.isRetriable()
+          && d.attempt() < settings.retry().maxAttempts()) {
+        // The broker could not hand the message over this time (e.g. a large message's stream
+        // timed out): the message may be fine. Try again later; past the attempts, a letter.
+        d.nack(settings.retry().delayAfter(Math.max(1, d.attempt())));
+        return null;
+      }
+      // An adapter that cannot even say what is wrong: still a stored letter, never unsettled.
+      failures.poison(
+          d,
+          null,
+          DeadLetterReason.MALFORMED,
+          "the message could not be read: " + Failures.describe(unreadable),
+          Map.of(),
+          null);
+      return null;
+    }
+    String nul = nulIn(e);
+    if (nul != null) {
+      // PostgreSQL stores no NUL in text, so this id could not even be recorded.
+      failures.poison(
+          d, e, DeadLetterReason.MALFORMED, nul + " contains a NUL character", Map.of(), null);
+      return null;
+    }
+    if (e.payloadSize() > settings.maxPayloadBytes()) {
+      failures.poison(
+          d,
+          e,
+          DeadLetterReason.OVERSIZED,
+          "payload of "
+              + e.payloadSize()
+              + " bytes is over the limit of "
+              + settings.maxPayloadBytes(),
+          Map.of(),
+          null);
+      return null;
+    }
+    if (!settings.types().isEmpty() && !settings.types().contains(e.type())) {
+      failures.poison(
+          d,
+          e,
+          DeadLetterReason.UNKNOWN_TYPE,
+          "no handler for type '" + e.type() + "'",
+          Map.of(),
+          null);
+      return null;
+    }
+    return new Item(d, e, keyed);
+  }
+
+  /** The first event attribute holding a NUL character, or null. */
+  private static String nulIn(Envelope e) {
+    String[][] fields = {
+      {"id", e.id()},
+      {"key", e.key()},
+      {"type", e.type()},
+      {"source", e.source()},
+      {"subject", e.subject()}
+    };
+    for (String[] f : fields) {
+      if (f[1] != null && f[1].indexOf('\0') >= 0) {
+        return "the event " + f[0];
+      }
+    }
+    return null;
+  }
+}

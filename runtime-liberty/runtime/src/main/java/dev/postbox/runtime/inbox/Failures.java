@@ -1,0 +1,34 @@
+package dev.postbox.runtime.inbox;
+
+import java.sql.SQLException;
+
+/** How the inbox reads a failure. */
+final class Failures {
+
+  private Failures() {}
+
+  /**
+   * Whether the database refused the data itself (SQLState classes 22 and 23, MariaDB's incorrect
+   * value errors), as opposed to being unavailable: only then does a minimal letter help.
+   */
+  static boolean isDataError(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s) {
+        String state = s.getSQLState();
+        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+          return true;
+        }
+        int code = s.getErrorCode();
+        if (code == 1366 || code == 1406 || code == 1292 || code == 1264) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** The failure's class and message, as stored in attempts and dead letters. */
+  static String describe(Throwable failure) {
+    return failure.getClass().getName() + ": " + failure.getMessage();
+  }
+}

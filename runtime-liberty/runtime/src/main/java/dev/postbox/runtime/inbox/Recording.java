@@ -1,0 +1,141 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.checkpoint.Checkpoint;
+import dev.postbox.runtime.checkpoint.Checkpoints;
+import dev.postbox.spi.Envelope;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Inside one inbox transaction: each event recorded under (subscription, event id); a new one runs
+ * its handler (inline) or is queued for a worker (deferred); a copy with the recorded payload is a
+ * duplicate, counted durably in the same transaction; a copy with another payload is a conflict,
+ * dead-lettered. The caller commits, then settles each delivery by its {@link Outcome}.
+ */
+final class Recording {
+
+  /** What became of an event in its transaction. */
+  enum Outcome {
+    PROCESSED,
+    RECEIVED,
+    DUPLICATE,
+    CONFLICT
+  }
+
+  private final InboxRepository repo;
+  private final PendingEvents pending;
+  private final InboxSettings settings;
+  private final InboxHandler handler;
+  private final Clock clock;
+
+  Recording(
+      InboxRepository repo,
+      PendingEvents pending,
+      InboxSettings settings,
+      InboxHandler handler,
+      Clock clock) {
+    this.repo = repo;
+    this.pending = pending;
+    this.settings = settings;
+    this.handler = handler;
+    this.clock = clock;
+  }
+
+  /** The batch path: one round trip records every event, then the handlers run for the new ones. */
+  List<Outcome> handleAll(Connection c, List<Item> items, Set<String> recheck) throws SQLException {
+    List<Envelope> events = new ArrayList<>(items.size());
+    List<String> fingerprints = new ArrayList<>(items.size());
+    for (Item item : items) {
+      events.add(item.envelope);
+      fingerprints.add(InboxProcessor.fingerprint(item.envelope.payload()));
+    }
+    boolean deferred = settings.deferred();
+    boolean[] fresh =
+        repo.recordAll(
+            c, settings.subscription(), events, fingerprints, !deferred, clock.instant());
+    List<Outcome> out = new ArrayList<>(items.size());
+    List<Envelope> queued = new ArrayList<>();
+    List<Map<String, String>> queuedMetadata = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      if (!fresh[i]) {
+        out.add(duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
+      } else if (deferred) {
+        queued.add(items.get(i).envelope);
+        queuedMetadata.add(items.get(i).delivery.metadata());
+        out.add(Outcome.RECEIVED);
+      } else {
+        out.add(runHandler(c, items.get(i).envelope));
+      }
+    }
+    if (!queued.isEmpty()) {
+      recheck.addAll(
+          pending.enqueueAll(c, settings.subscription(), queued, queuedMetadata, clock.instant()));
+    }
+    countDuplicates(c, out);
+    return out;
+  }
+
+  /** One event: the path of a transaction of its own. */
+  Outcome handleOne(Connection c, Item item, Set<String> recheck) throws SQLException {
+    if (settings.deferred()) {
+      return handleAll(c, List.of(item), recheck).get(0);
+    }
+    String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());
+    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
+      return runHandler(c, item.envelope);
+    }
+    Outcome outcome = duplicateOrConflict(c, item, fingerprint);
+    countDuplicates(c, List.of(outcome));
+    return outcome;
+  }
+
+  /** Duplicates are counted durably, in the transaction that rejects them. */
+  private void countDuplicates(Connection c, List<Outcome> outcomes) throws SQLException {
+    long n = outcomes.stream().filter(o -> o == Outcome.DUPLICATE).count();
+    if (n > 0) {
+      repo.countDuplicates(c, settings.subscription(), n);
+    }
+  }
+
+  private Outcome runHandler(Connection c, Envelope e) throws SQLException {
+    try {
+      handler.handle(c, e);
+      Checkpoints.reach(Checkpoint.INBOX_BEFORE_COMMIT);
+    } catch (SQLException | RuntimeException rethrow) {
+      throw rethrow;
+    } catch (Exception checked) {
+      throw new InboxProcessor.HandlerException(checked);
+    }
+    return Outcome.PROCESSED;
+  }
+
+  private Outcome duplicateOrConflict(Connection c, Item item, String fingerprint)
+      throws SQLException {
+    Envelope e = item.envelope;
+    String recorded = repo.fingerprint(c, settings.subscription(), e.id()).orElse(fingerprint);
+    if (recorded.equals(fingerprint)) {
+      return Outcome.DUPLICATE;
+    }
+    repo.deadLetter(
+        c,
+        settings.subscription(),
+        e,
+        DeadLetterReason.CONFLICT,
+        "event id "
+            + e.id()
+            + " was processed before with another payload (fingerprint "
+            + recorded
+            + ")",
+        item.delivery.attempt(),
+        Map.of(),
+        null,
+        item.delivery.metadata(),
+        clock.instant());
+    return Outcome.CONFLICT;
+  }
+}

@@ -1,0 +1,130 @@
+package dev.postbox.runtime.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** A key whose event failed waits for it: its later events are sent back to come after it. */
+class KeyHoldsTest {
+
+  private static final class Recorded implements Delivery {
+    final Envelope envelope;
+    final List<Duration> nacks = new ArrayList<>();
+    int acks;
+
+    Recorded(String id, String key) {
+      envelope = Envelope.builder().id(id).source("/t").type("T").key(key).payload("{}").build();
+    }
+
+    @Override
+    public Envelope envelope() {
+      return envelope;
+    }
+
+    @Override
+    public int attempt() {
+      return 1;
+    }
+
+    @Override
+    public Map<String, String> metadata() {
+      return Map.of();
+    }
+
+    @Override
+    public void ack() {
+      acks++;
+    }
+
+    @Override
+    public void nack(Duration delay) {
+      nacks.add(delay);
+    }
+  }
+
+  private static Item item(Recorded d) {
+    return new Item(new NackSeen(d), d.envelope, false);
+  }
+
+  private final KeyHolds holds = new KeyHolds(Duration.ofSeconds(2));
+
+  @Test
+  void withoutAFailureNothingIsHeld() {
+    Recorded a = new Recorded("a", "k");
+    List<Item> lane = List.of(item(a));
+    assertThat(holds.holdBack(lane)).isSameAs(lane);
+  }
+
+  @Test
+  void aFailedEventHoldsItsKeyAndItsFollowersComeBackAfterItInOrder() {
+    Recorded failed = new Recorded("e1", "k");
+    Item failedItem = item(failed);
+    failedItem.delivery.nack(Duration.ofMillis(500));
+    holds.update(List.of(failedItem));
+    assertThat(holds.isHeadOfHold(failedItem)).isTrue();
+
+    Recorded second = new Recorded("e2", "k");
+    Recorded third = new Recorded("e3", "k");
+    Recorded other = new Recorded("x1", "other");
+    List<Item> free = holds.holdBack(List.of(item(second), item(third), item(other)));
+
+    assertThat(free).extracting(i -> i.envelope.id()).containsExactly("x1");
+    assertThat(second.nacks).hasSize(1);
+    assertThat(third.nacks).hasSize(1);
+    assertThat(second.nacks.get(0)).isGreaterThan(Duration.ofMillis(400));
+    assertThat(third.nacks.get(0)).isGreaterThan(second.nacks.get(0));
+    assertThat(other.nacks).isEmpty();
+  }
+
+  @Test
+  void theHeldEventPassesAndItsAckEndsTheHold() {
+    Recorded failed = new Recorded("e1", "k");
+    Item first = item(failed);
+    first.delivery.nack(Duration.ofMillis(100));
+    holds.update(List.of(first));
+
+    Recorded back = new Recorded("e1", "k"); // the failed event, redelivered
+    Recorded follower = new Recorded("e2", "k");
+    Item backItem = item(back);
+    Item followerItem = item(follower);
+    assertThat(holds.holdBack(List.of(backItem, followerItem)))
+        .extracting(i -> i.envelope.id())
+        .containsExactly("e1", "e2"); // the head is here: its lane keeps the order itself
+    backItem.delivery.ack();
+    followerItem.delivery.ack();
+    holds.update(List.of(backItem, followerItem));
+
+    Recorded later = new Recorded("e3", "k");
+    assertThat(holds.holdBack(List.of(item(later))))
+        .extracting(i -> i.envelope.id())
+        .containsExactly("e3");
+    assertThat(later.nacks).isEmpty();
+  }
+
+  @Test
+  void noDelayIsLongerThanTheRetryPolicysLongest() {
+    Recorded failed = new Recorded("e1", "k");
+    Item first = item(failed);
+    first.delivery.nack(Duration.ofSeconds(2));
+    holds.update(List.of(first));
+    List<Recorded> followers = new ArrayList<>();
+    List<Item> items = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      Recorded r = new Recorded("f" + i, "k");
+      followers.add(r);
+      items.add(item(r));
+    }
+    assertThat(holds.holdBack(items)).isEmpty();
+    for (Recorded r : followers) {
+      assertThat(r.nacks).singleElement().matches(d -> d.compareTo(Duration.ofSeconds(2)) <= 0);
+    }
+    assertThat(holds.after(Duration.ofSeconds(5))).isEqualTo(Duration.ofSeconds(2));
+    assertThat(holds.after(Duration.ofMillis(100))).isEqualTo(Duration.ofMillis(150));
+  }
+}
