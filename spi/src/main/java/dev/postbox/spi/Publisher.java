@@ -57,4 +57,19 @@ public interface Publisher {
     }
     keyed.finish();
   }
+
+  /**
+   * {@link #publish} for an adapter whose {@link #publishAll} is its native path: the envelope goes
+   * as a batch of one, and a failure is thrown as the {@link BrokerException} it was, not wrapped
+   * in a {@link BatchPublishException}.
+   *
+   * @param publisher an adapter's publisher that overrides {@link #publishAll}
+   */
+  static void publishAsBatchOfOne(Publisher publisher, String destination, Envelope envelope) {
+    try {
+      publisher.publishAll(destination, List.of(envelope));
+    } catch (BatchPublishException e) {
+      throw e.failures().get(0);
+    }
+  }
 }

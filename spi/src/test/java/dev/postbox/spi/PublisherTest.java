@@ -53,4 +53,26 @@ class PublisherTest {
     assertThat(e.isRetriable()).isFalse();
     assertThat(e.getMessage()).startsWith("2 of 2 envelopes failed");
   }
+
+  @Test
+  void aBatchOfOneFailsWithTheEnvelopesOwnException() {
+    RetriableBrokerException down = new RetriableBrokerException("broker down", null);
+    Publisher batchOnly =
+        new Publisher() {
+          @Override
+          public void publish(String destination, Envelope envelope) {
+            Publisher.publishAsBatchOfOne(this, destination, envelope);
+          }
+
+          @Override
+          public void publishAll(String destination, List<Envelope> batch) {
+            assertThat(batch).hasSize(1);
+            throw new BatchPublishException(1, java.util.Map.of(0, down));
+          }
+        };
+    assertThat(
+            catchThrowableOfType(
+                RetriableBrokerException.class, () -> batchOnly.publish("q", env("a", "k"))))
+        .isSameAs(down);
+  }
 }

@@ -39,11 +39,7 @@ final class ArtemisPublisher implements Publisher {
   @Override
   public void publish(String destination, Envelope envelope) {
     checkSize(envelope);
-    try {
-      publishAll(destination, List.of(envelope));
-    } catch (BatchPublishException e) {
-      throw e.failures().get(0);
-    }
+    Publisher.publishAsBatchOfOne(this, destination, envelope);
   }
 
   /** One transacted session: the batch commits together, so it succeeds or fails as a whole. */

@@ -1,6 +1,5 @@
 package dev.postbox.broker.sqs;
 
-import dev.postbox.spi.BatchPublishException;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.KeyedBatch;
@@ -39,11 +38,7 @@ final class SqsPublisher implements Publisher {
 
   @Override
   public void publish(String destination, Envelope envelope) {
-    try {
-      publishAll(destination, List.of(envelope));
-    } catch (BatchPublishException e) {
-      throw e.failures().get(0);
-    }
+    Publisher.publishAsBatchOfOne(this, destination, envelope);
   }
 
   @Override
@@ -98,6 +93,9 @@ final class SqsPublisher implements Publisher {
         send(queueUrl, chunk, keyed);
         chunk = new ArrayList<>();
         chunkBytes = 0;
+        if (keyed.heldBack(i, e)) {
+          continue; // an earlier envelope of its key failed in the chunk that just went
+        }
       }
       chunk.add(new Entry(i, e, encoded));
       chunkBytes += encoded.size();

@@ -28,9 +28,16 @@ class SqsPublisherRetryTest {
   private static final class FlakyClient implements SqsClient {
     final List<List<String>> requests = new ArrayList<>();
     final Set<String> failOnce;
+    final Set<String> refuse;
 
     FlakyClient(Set<String> failOnce) {
+      this(failOnce, Set.of());
+    }
+
+    /** Also refuses the {@code refuse} entry ids every time, as the sender's fault. */
+    FlakyClient(Set<String> failOnce, Set<String> refuse) {
       this.failOnce = new java.util.HashSet<>(failOnce);
+      this.refuse = refuse;
     }
 
     @Override
@@ -40,7 +47,15 @@ class SqsPublisherRetryTest {
       List<SendMessageBatchResultEntry> ok = new ArrayList<>();
       List<BatchResultErrorEntry> failed = new ArrayList<>();
       for (SendMessageBatchRequestEntry e : request.entries()) {
-        if (failOnce.remove(e.id())) {
+        if (refuse.contains(e.id())) {
+          failed.add(
+              BatchResultErrorEntry.builder()
+                  .id(e.id())
+                  .code("InvalidParameterValue")
+                  .senderFault(true)
+                  .message("refused")
+                  .build());
+        } else if (failOnce.remove(e.id())) {
           failed.add(
               BatchResultErrorEntry.builder()
                   .id(e.id())
@@ -116,5 +131,28 @@ class SqsPublisherRetryTest {
       broker.publisher().publishAll("https://sqs.test/1/q", batch);
     }
     assertThat(client.requests).extracting(List::size).containsExactly(10, 10, 3);
+  }
+
+  @Test
+  void aKeyThatFailsWhenItsChunkIsSentHoldsBackItsEnvelopeWaitingForTheNextChunk() {
+    // Entry 9 (key x) closes the first chunk; entry 10 (key x too) was looked at before that
+    // chunk went and failed. It must not go in the next chunk, ahead of 9's retry.
+    FlakyClient client = new FlakyClient(Set.of(), Set.of("9"));
+    List<Envelope> batch = new ArrayList<>();
+    for (int i = 0; i < 9; i++) {
+      batch.add(env("k" + i));
+    }
+    batch.add(env("x"));
+    batch.add(env("x"));
+    batch.add(env("y"));
+    BatchPublishException e;
+    try (SqsBroker broker = broker(client, false)) {
+      e =
+          catchThrowableOfType(
+              BatchPublishException.class,
+              () -> broker.publisher().publishAll("https://sqs.test/1/q", batch));
+    }
+    assertThat(e.failures()).containsOnlyKeys(9, 10);
+    assertThat(client.requests.stream().flatMap(List::stream)).doesNotContain("10").contains("11");
   }
 }
