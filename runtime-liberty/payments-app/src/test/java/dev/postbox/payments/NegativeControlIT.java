@@ -17,20 +17,11 @@ import org.junit.jupiter.api.Test;
 class NegativeControlIT {
 
   @Test
-  void withDedupOffTheHarnessReportsDoubleCharges() throws Exception {
-    TortureHarness.Result result =
-        new TortureHarness(
-                new TortureHarness.Settings(
-                    "kafka", 300, 0, 0, 4, 20, 0, false, Duration.ZERO, 0, "fresh-ids"))
-            .run();
-    System.out.println("NEGATIVE CONTROL (doubles) SUMMARY\n" + result.summary());
-    assertThat(result.verdict().ok()).as(result.summary()).isFalse();
-    assertThat(result.verdict().doubled()).as(result.summary()).isPositive();
-  }
-
-  @Test
   void withDedupOffOnMariaDbTheHarnessReportsDoubleCharges() throws Exception {
-    // The MariaDB configuration can fail too: the same switch, the same verdict.
+    // On MariaDB, with the server in UTC+14: the harness's MariaDB reading path must see the
+    // doubles
+    // too. (The PostgreSQL path is shown failing by the losses and order controls below, so the
+    // same doubles control on PostgreSQL, a minute of CI, was dropped.)
     TortureHarness.Result result =
         new TortureHarness(
                 new TortureHarness.Settings(

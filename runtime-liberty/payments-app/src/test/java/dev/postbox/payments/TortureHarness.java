@@ -297,8 +297,8 @@ final class TortureHarness {
         crashPoints.add(server.enableCrashPoints(settings.timeZone()));
         servers.add(server);
       }
+      startTogether(servers);
       for (VariantServer server : servers) {
-        server.start();
         apis.add(new PaymentsApi(server.url()));
       }
       api = apis.get(0);
@@ -363,6 +363,34 @@ final class TortureHarness {
           }
         }
       }
+    }
+  }
+
+  /**
+   * Starts the servers at the same time, as instances of one service start in a rollout (their
+   * migrations and lease claims race, as they would there), and waits until each is ready.
+   */
+  private static void startTogether(List<VariantServer> servers) throws Exception {
+    if (servers.size() == 1) {
+      servers.get(0).start();
+      return;
+    }
+    java.util.concurrent.ExecutorService starting =
+        java.util.concurrent.Executors.newFixedThreadPool(servers.size());
+    try {
+      List<java.util.concurrent.Future<?>> started = new ArrayList<>();
+      for (VariantServer server : servers) {
+        started.add(starting.submit(server::start));
+      }
+      for (java.util.concurrent.Future<?> f : started) {
+        try {
+          f.get();
+        } catch (java.util.concurrent.ExecutionException e) {
+          throw e.getCause() instanceof Exception cause ? cause : e;
+        }
+      }
+    } finally {
+      starting.shutdownNow();
     }
   }
 
@@ -496,7 +524,7 @@ final class TortureHarness {
   /**
    * The kills, the pause, the broker restart and the database pause, one after another, each once
    * the clients have placed a further share of the orders, so each lands while orders, the relay
-   * and the inbox are all busy. Kills aim at the servers in turn.
+   * and the inbox are all busy. Each kill aims at whichever server reaches its window first.
    *
    * @return when the last kill's server was back
    */
