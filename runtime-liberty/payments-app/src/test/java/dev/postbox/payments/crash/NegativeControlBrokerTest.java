@@ -12,7 +12,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Each negative control breaks exactly the promise it names, and only that one. */
+/** What each negative control does to a delivery: the promise it breaks, and the rest kept. */
 class NegativeControlBrokerTest {
 
   /** A delivery that records how it was settled. */

@@ -16,9 +16,11 @@ import java.util.Locale;
  * What differs between the databases Postbox supports, in one place per database: row-limit syntax,
  * claim locking, bounded deletes, insert-if-absent and upserts, how timestamps are bound, and the
  * settings that decide durability. Each statement that differs is a named member, overridden per
- * database; no class outside this one branches on the database. Every statement is parameterised;
- * only fixed SQL fragments differ. (Longer than most classes here, because every statement that
- * differs between the databases lives in it.)
+ * database; no class outside this one switches on the dialect (reading a driver's SQL states and
+ * error codes, in the inbox's failure handling, and PostgreSQL's LISTEN connection, in the relay's
+ * notifications, are not SQL and stay with their features). Every statement is parameterised; only
+ * fixed SQL fragments differ. (Longer than most classes here, because every statement that differs
+ * between the databases lives in it.)
  */
 public enum Dialect {
   POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {

@@ -51,7 +51,7 @@ final class KeyHolds {
 
   /**
    * A key whose event failed is held until that event is back and done: the key's other events that
-   * arrive meanwhile, in this poll or a later one, are nacked to come back a little after it (10 ms
+   * arrive meanwhile, in this poll or a later one, are nacked to come back a little after it (50 ms
    * more per place), so none overtakes it on brokers that redeliver by delay. A hold ends when its
    * event is acknowledged (processed or dead-lettered), or a few seconds after it was due back
    * without coming (it went to another consumer).
