@@ -1,7 +1,7 @@
 package dev.postbox.benchmarks;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;

@@ -1,12 +1,18 @@
 package dev.postbox.payments.admin;
 
 import dev.postbox.payments.ApiError;
-import dev.postbox.runtime.inbox.DeadLetter;
-import dev.postbox.runtime.inbox.DeadLetterReason;
+import dev.postbox.runtime.api.BrokerOutage;
+import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.FailedFilter;
+import dev.postbox.runtime.api.FailedRow;
+import dev.postbox.runtime.api.Lag;
+import dev.postbox.runtime.api.Lease;
+import dev.postbox.runtime.api.NotReplayableException;
+import dev.postbox.runtime.api.ReplayResult;
 import dev.postbox.runtime.inbox.DeadLetters;
 import dev.postbox.runtime.jakarta.InboxRuntime;
 import dev.postbox.runtime.jakarta.PostboxRuntime;
-import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.relay.OutboxAdmin;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
@@ -61,12 +67,12 @@ public class AdminResource {
       double oldestPendingAgeSeconds,
       long publishedByThisInstance,
       List<Integer> partitionsOwnedHere,
-      List<dev.postbox.runtime.relay.Relay.BrokerOutage> brokerOutages) {}
+      List<BrokerOutage> brokerOutages) {}
 
   @GET
   @Path("/outbox")
   public OutboxStatus outbox() {
-    OutboxRepository.Lag lag = admin().lag();
+    Lag lag = admin().lag();
     var relay = postbox.relay();
     double age =
         lag.oldestPending() == null
@@ -89,7 +95,7 @@ public class AdminResource {
     Map<String, List<Integer>> byOwner = new TreeMap<>();
     OutboxAdmin admin = admin();
     Instant now = admin.databaseNow(); // leases live in the database's clock
-    for (OutboxAdmin.Lease l : admin.leases()) {
+    for (Lease l : admin.leases()) {
       String owner =
           l.owner() == null || l.until() == null || l.until().isBefore(now)
               ? "(unowned)"
@@ -101,7 +107,7 @@ public class AdminResource {
 
   @GET
   @Path("/outbox/failed")
-  public List<OutboxRepository.FailedRow> failed(@QueryParam("limit") Integer limit) {
+  public List<FailedRow> failed(@QueryParam("limit") Integer limit) {
     return admin().failed(ApiError.limit(limit, 50, MAX_PAGE));
   }
 
@@ -158,15 +164,15 @@ public class AdminResource {
         "DISCARDED");
   }
 
-  private static OutboxRepository.FailedFilter filter(
+  private static FailedFilter filter(
       String destination, String type, String from, String to, boolean all) {
-    OutboxRepository.FailedFilter f =
-        new OutboxRepository.FailedFilter(
+    FailedFilter f =
+        new FailedFilter(
             blankToNull(destination, "destination", 512),
             blankToNull(type, "type", 1024),
             instant("from", from),
             instant("to", to));
-    if (f.equals(OutboxRepository.FailedFilter.ALL) && !all) {
+    if (f.equals(FailedFilter.ALL) && !all) {
       throw ApiError.badRequest(
           "name destination, type, from or to; or all=true to take every FAILED row");
     }
@@ -350,7 +356,7 @@ public class AdminResource {
               ? "the letter's own payload: the conflicting one, not the one first processed"
               : "the letter's own payload, as delivered");
       return out;
-    } catch (DeadLetters.NotReplayableException e) {
+    } catch (NotReplayableException e) {
       throw ApiError.conflict(e.getMessage());
     } catch (RuntimeException handlerFailedAgain) {
       throw ApiError.conflict(
@@ -371,7 +377,7 @@ public class AdminResource {
   /** Replays every open letter of a subscription, or only those of one event type. */
   @POST
   @Path("/dead-letters/replay")
-  public DeadLetters.ReplayResult replayAll(
+  public ReplayResult replayAll(
       @QueryParam("subscription") String subscription, @QueryParam("type") String type) {
     if (subscription == null || subscription.isBlank()) {
       throw ApiError.badRequest("subscription is required");

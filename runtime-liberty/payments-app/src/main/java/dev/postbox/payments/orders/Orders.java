@@ -1,8 +1,8 @@
 package dev.postbox.payments.orders;
 
 import dev.postbox.payments.Json;
-import dev.postbox.runtime.jakarta.Outbox;
-import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.api.Outbox;
+import dev.postbox.runtime.api.OutboxEvent;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;

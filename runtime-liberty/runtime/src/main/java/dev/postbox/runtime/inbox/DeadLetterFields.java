@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetter;
 import dev.postbox.spi.Envelope;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -31,7 +32,7 @@ record DeadLetterFields(
     Map<String, String> metadata) {
 
   /** Metadata key present when anything of the event had to be cut or replaced. */
-  static final String TRUNCATED = "postbox.truncated";
+  static final String TRUNCATED = DeadLetter.TRUNCATED;
 
   static final int MAX_PAYLOAD_BYTES = 1 << 20;
 

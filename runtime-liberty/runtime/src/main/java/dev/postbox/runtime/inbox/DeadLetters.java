@@ -1,5 +1,9 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.NotReplayableException;
+import dev.postbox.runtime.api.ReplayResult;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.time.Clock;
@@ -139,9 +143,6 @@ public final class DeadLetters {
         });
   }
 
-  /** What a bulk replay did. */
-  public record ReplayResult(int replayed, int skippedAsDuplicates, int failed) {}
-
   /**
    * Replays every open, replayable dead letter of this subscription, or of one event type, oldest
    * first, each through {@link #replay}. CONFLICT letters are never part of it, and letters that
@@ -211,14 +212,5 @@ public final class DeadLetters {
   /** Gives up on a dead letter; false if it was not open. */
   public boolean discard(long id) {
     return tx.inTransaction(c -> repo.settleDeadLetter(c, id, "DISCARDED", clock.instant()));
-  }
-
-  /** The dead letter does not exist, is settled already, or holds no whole event. */
-  public static final class NotReplayableException extends IllegalStateException {
-    private static final long serialVersionUID = 1L;
-
-    NotReplayableException(String message) {
-      super(message);
-    }
   }
 }

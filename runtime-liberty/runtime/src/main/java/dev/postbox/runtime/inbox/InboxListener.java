@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.spi.Envelope;
 
 /** Hears what the inbox did, for metrics. Called on consumer threads; keep it cheap. */

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.relay.RetryPolicy;
 import java.util.Objects;
 import java.util.Set;

@@ -1,7 +1,8 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.runtime.inbox.ConsumerLoop;
-import dev.postbox.runtime.inbox.DeadLetterReason;
 import dev.postbox.runtime.inbox.DeadLetters;
 import dev.postbox.runtime.inbox.DeferredInbox;
 import dev.postbox.runtime.inbox.InboxHandler;
@@ -511,7 +512,7 @@ public class InboxRuntime {
     }
     if (h == null) {
       // Deliveries of unknown types are dead-lettered before this; a replay of one lands here.
-      throw new dev.postbox.runtime.inbox.UnprocessableEventException(
+      throw new UnprocessableEventException(
           DeadLetterReason.UNKNOWN_TYPE, "no handler for type '" + event.type() + "'", null);
     }
     return h;

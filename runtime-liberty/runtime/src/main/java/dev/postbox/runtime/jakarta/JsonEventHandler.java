@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
-import dev.postbox.runtime.inbox.DeadLetterReason;
-import dev.postbox.runtime.inbox.UnprocessableEventException;
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.spi.Envelope;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;

@@ -1,7 +1,8 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.api.Outbox;
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.db.DataAccessException;
-import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.Partitioner;
 import jakarta.annotation.Resource;

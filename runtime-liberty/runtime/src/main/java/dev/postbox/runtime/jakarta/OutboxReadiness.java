@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
-import dev.postbox.runtime.outbox.OutboxRepository;
-import dev.postbox.runtime.relay.Relay;
+import dev.postbox.runtime.api.BrokerOutage;
+import dev.postbox.runtime.api.Lag;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -58,20 +58,19 @@ public class OutboxReadiness implements HealthCheck {
   /** The readiness decision, apart from the MicroProfile types so it can be tested alone. */
   record Verdict(boolean up, Map<String, String> data) {}
 
-  static Verdict judge(
-      String error, OutboxRepository.Lag lag, double oldestPendingAgeSeconds, Duration threshold) {
+  static Verdict judge(String error, Lag lag, double oldestPendingAgeSeconds, Duration threshold) {
     return judge(error, lag, oldestPendingAgeSeconds, threshold, List.of());
   }
 
   static Verdict judge(
       String error,
-      OutboxRepository.Lag lag,
+      Lag lag,
       double oldestPendingAgeSeconds,
       Duration threshold,
-      List<Relay.BrokerOutage> outages) {
+      List<BrokerOutage> outages) {
     Map<String, String> data = new LinkedHashMap<>();
     data.put("broker", outages.isEmpty() ? "available" : "unavailable");
-    for (Relay.BrokerOutage o : outages) {
+    for (BrokerOutage o : outages) {
       data.put(
           "broker unavailable: " + o.destination(),
           "since " + o.since() + " (" + o.failedTries() + " failed tries)");

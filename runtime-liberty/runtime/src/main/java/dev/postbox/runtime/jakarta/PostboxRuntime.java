@@ -1,5 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.api.BrokerOutage;
+import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Durability;
 import dev.postbox.runtime.db.Migrations;
@@ -77,7 +79,7 @@ public class PostboxRuntime {
   private volatile Dialect dialect;
   private volatile Durability durability;
   private volatile DataSource dataSource;
-  private final AtomicReference<OutboxRepository.Lag> lag = new AtomicReference<>();
+  private final AtomicReference<Lag> lag = new AtomicReference<>();
   private final AtomicReference<String> lagError = new AtomicReference<>("not started");
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong failures = new AtomicLong();
@@ -354,13 +356,13 @@ public class PostboxRuntime {
   }
 
   /** The destinations the broker does not serve now, as this instance's relay sees them. */
-  List<Relay.BrokerOutage> brokerOutages() {
+  List<BrokerOutage> brokerOutages() {
     Relay r = relay;
     return r == null ? List.of() : r.brokerOutages();
   }
 
   /** The last lag reading, or null before the first; see {@link #lagError()}. */
-  public OutboxRepository.Lag lag() {
+  public Lag lag() {
     return lag.get();
   }
 
@@ -407,7 +409,7 @@ public class PostboxRuntime {
   }
 
   double oldestPendingAgeSeconds() {
-    OutboxRepository.Lag l = lag.get();
+    Lag l = lag.get();
     if (l == null || l.oldestPending() == null) {
       return 0;
     }

@@ -1,6 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
-import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.ws.rs.container.ContainerRequestContext;

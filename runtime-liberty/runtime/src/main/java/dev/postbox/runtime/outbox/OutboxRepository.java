@@ -1,5 +1,9 @@
 package dev.postbox.runtime.outbox;
 
+import dev.postbox.runtime.api.FailedFilter;
+import dev.postbox.runtime.api.FailedRow;
+import dev.postbox.runtime.api.Lag;
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
 import java.sql.Connection;
@@ -322,53 +326,38 @@ public final class OutboxRepository {
     }
   }
 
-  /**
-   * Which FAILED rows a bulk retry or discard takes; a null field matches every row.
-   *
-   * @param destination exactly this destination
-   * @param type exactly this event type
-   * @param createdFrom recorded at or after this time
-   * @param createdBefore recorded before this time
-   */
-  public record FailedFilter(
-      String destination, String type, Instant createdFrom, Instant createdBefore) {
-
-    /** Every FAILED row. */
-    public static final FailedFilter ALL = new FailedFilter(null, null, null, null);
-
-    String where() {
-      StringBuilder w = new StringBuilder(" WHERE status = 'FAILED'");
-      if (destination != null) {
-        w.append(" AND destination = ?");
-      }
-      if (type != null) {
-        w.append(" AND event_type = ?");
-      }
-      if (createdFrom != null) {
-        w.append(" AND created_at >= ?");
-      }
-      if (createdBefore != null) {
-        w.append(" AND created_at < ?");
-      }
-      return w.toString();
+  private static String where(FailedFilter f) {
+    StringBuilder w = new StringBuilder(" WHERE status = 'FAILED'");
+    if (f.destination() != null) {
+      w.append(" AND destination = ?");
     }
-
-    int bind(PreparedStatement ps, int first, Dialect dialect) throws SQLException {
-      int i = first;
-      if (destination != null) {
-        ps.setString(i++, destination);
-      }
-      if (type != null) {
-        ps.setString(i++, type);
-      }
-      if (createdFrom != null) {
-        dialect.bind(ps, i++, createdFrom);
-      }
-      if (createdBefore != null) {
-        dialect.bind(ps, i++, createdBefore);
-      }
-      return i;
+    if (f.type() != null) {
+      w.append(" AND event_type = ?");
     }
+    if (f.createdFrom() != null) {
+      w.append(" AND created_at >= ?");
+    }
+    if (f.createdBefore() != null) {
+      w.append(" AND created_at < ?");
+    }
+    return w.toString();
+  }
+
+  private int bind(PreparedStatement ps, int first, FailedFilter f) throws SQLException {
+    int i = first;
+    if (f.destination() != null) {
+      ps.setString(i++, f.destination());
+    }
+    if (f.type() != null) {
+      ps.setString(i++, f.type());
+    }
+    if (f.createdFrom() != null) {
+      dialect.bind(ps, i++, f.createdFrom());
+    }
+    if (f.createdBefore() != null) {
+      dialect.bind(ps, i++, f.createdBefore());
+    }
+    return i;
   }
 
   /** Makes every FAILED row the filter matches pending again, due now; returns how many. */
@@ -377,9 +366,9 @@ public final class OutboxRepository {
         c.prepareStatement(
             "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
                 + " last_error = NULL"
-                + filter.where())) {
+                + where(filter))) {
       dialect.bind(ps, 1, now);
-      filter.bind(ps, 2, dialect);
+      bind(ps, 2, filter);
       return ps.executeUpdate();
     }
   }
@@ -388,9 +377,9 @@ public final class OutboxRepository {
   public int discardAll(Connection c, FailedFilter filter, Instant now) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ?" + filter.where())) {
+            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ?" + where(filter))) {
       dialect.bind(ps, 1, now);
-      filter.bind(ps, 2, dialect);
+      bind(ps, 2, filter);
       return ps.executeUpdate();
     }
   }
@@ -512,21 +501,4 @@ public final class OutboxRepository {
     }
     return error.length() <= 4000 ? error : error.substring(0, 3997) + "...";
   }
-
-  /** A row the relay gave up on. */
-  public record FailedRow(
-      long id,
-      String eventId,
-      String destination,
-      String key,
-      String type,
-      int attempts,
-      String error,
-      Instant createdAt) {}
-
-  /**
-   * Undispatched work: pending and failed counts, and when the oldest pending row was recorded
-   * (null when none is pending).
-   */
-  public record Lag(long pending, long failed, Instant oldestPending) {}
 }

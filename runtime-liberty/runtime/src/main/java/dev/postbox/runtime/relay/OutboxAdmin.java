@@ -1,5 +1,9 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.api.FailedFilter;
+import dev.postbox.runtime.api.FailedRow;
+import dev.postbox.runtime.api.Lag;
+import dev.postbox.runtime.api.Lease;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import java.time.Clock;
@@ -25,12 +29,12 @@ public final class OutboxAdmin {
   }
 
   /** Pending and failed counts, and the oldest pending row. */
-  public OutboxRepository.Lag lag() {
+  public Lag lag() {
     return tx.inTransaction(rows::lag);
   }
 
   /** FAILED rows, oldest first. */
-  public List<OutboxRepository.FailedRow> failed(int limit) {
+  public List<FailedRow> failed(int limit) {
     return tx.inTransaction(c -> rows.failed(c, limit));
   }
 
@@ -40,12 +44,12 @@ public final class OutboxAdmin {
   }
 
   /** Sends every FAILED row the filter matches again, each from its first attempt; how many. */
-  public int retryAll(OutboxRepository.FailedFilter filter) {
+  public int retryAll(FailedFilter filter) {
     return tx.inTransaction(c -> rows.retryAll(c, filter, clock.instant()));
   }
 
   /** Gives up on every FAILED row the filter matches; later rows of their keys flow. How many. */
-  public int discardAll(OutboxRepository.FailedFilter filter) {
+  public int discardAll(FailedFilter filter) {
     return tx.inTransaction(c -> rows.discardAll(c, filter, clock.instant()));
   }
 
@@ -58,9 +62,6 @@ public final class OutboxAdmin {
     java.time.Instant now = clock.instant();
     return tx.inTransaction(c -> rows.redrive(c, now.minus(delay), maxTimes, now));
   }
-
-  /** One partition's lease: who holds it and until when; owner null when never taken. */
-  public record Lease(int partition, String owner, java.time.Instant until) {}
 
   /** The database's clock, in which lease times are written and compared. */
   public java.time.Instant databaseNow() {

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.api.BrokerOutage;
 import dev.postbox.runtime.checkpoint.Checkpoint;
 import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.db.Dialect;
@@ -193,17 +194,6 @@ public final class Relay implements AutoCloseable {
       }
     }
   }
-
-  /**
-   * A destination the broker does not serve now, as this instance sees it.
-   *
-   * @param destination the topic or queue
-   * @param since the first failed publish of this outage
-   * @param failedTries publishes that failed since then
-   * @param lastError the last one's error
-   */
-  public record BrokerOutage(
-      String destination, Instant since, int failedTries, String lastError) {}
 
   /** The destinations that are out now; empty while the broker takes everything. */
   public List<BrokerOutage> brokerOutages() {

@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.NotReplayableException;
+import dev.postbox.runtime.api.ReplayResult;
+import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
@@ -271,7 +276,7 @@ abstract class InboxContract {
     assertThat(letters.redrive(Duration.ZERO, 1, 10)).as("out of re-drives").isZero();
 
     fixed.set(true);
-    DeadLetters.ReplayResult refunds = letters.replayAll("RefundIssued");
+    ReplayResult refunds = letters.replayAll("RefundIssued");
     assertThat(refunds.replayed()).isEqualTo(2);
     assertThat(refunds.failed()).isZero();
     assertThat(letters.open(10)).extracting(DeadLetter::eventId).containsExactly(order.id());
@@ -445,7 +450,7 @@ abstract class InboxContract {
 
     // A CONFLICT is never replayed by accident: not alone, not in bulk, not after the window.
     assertThatThrownBy(() -> letters.replay(id))
-        .isInstanceOf(DeadLetters.NotReplayableException.class)
+        .isInstanceOf(NotReplayableException.class)
         .hasMessageContaining("CONFLICT");
     assertThat(letters.replayAll(null).replayed()).isZero();
     assertThat(letters.open(10)).hasSize(1);
@@ -457,8 +462,7 @@ abstract class InboxContract {
             (c, ev) -> insertEffect(c, ev),
             Clock.offset(Clock.systemUTC(), Duration.ofDays(8)),
             Duration.ofDays(7));
-    assertThatThrownBy(() -> later.replay(id, false))
-        .isInstanceOf(DeadLetters.NotReplayableException.class);
+    assertThatThrownBy(() -> later.replay(id, false)).isInstanceOf(NotReplayableException.class);
     // Forced, within the window: the id is known as processed, so nothing runs.
     DeadLetters forced =
         new DeadLetters(
@@ -495,7 +499,7 @@ abstract class InboxContract {
             Clock.offset(Clock.systemUTC(), Duration.ofDays(8)),
             Duration.ofDays(7));
     assertThatThrownBy(() -> eightDaysOn.replay(id))
-        .isInstanceOf(DeadLetters.NotReplayableException.class)
+        .isInstanceOf(NotReplayableException.class)
         .hasMessageContaining("dedup window");
     assertThat(eightDaysOn.replayAll(null).failed()).isEqualTo(1);
     assertThat(effects(e.id())).isZero();

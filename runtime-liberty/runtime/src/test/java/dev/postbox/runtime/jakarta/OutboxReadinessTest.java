@@ -2,7 +2,8 @@ package dev.postbox.runtime.jakarta;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.postbox.runtime.outbox.OutboxRepository.Lag;
+import dev.postbox.runtime.api.BrokerOutage;
+import dev.postbox.runtime.api.Lag;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -57,7 +58,7 @@ class OutboxReadinessTest {
   void aBrokerOutageIsReportedApartFromLagAndLagItExplainsKeepsTheAppInService() {
     var outage =
         java.util.List.of(
-            new dev.postbox.runtime.relay.Relay.BrokerOutage(
+            new BrokerOutage(
                 "orders", Instant.parse("2026-01-01T00:00:00Z"), 7, "TimeoutException"));
     var v = OutboxReadiness.judge(null, new Lag(3_000, 0, Instant.now()), 180, THRESHOLD, outage);
     assertThat(v.up()).isTrue();

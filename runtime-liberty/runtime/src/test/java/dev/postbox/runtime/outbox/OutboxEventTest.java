@@ -3,6 +3,7 @@ package dev.postbox.runtime.outbox;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.spi.Envelope;
 import org.junit.jupiter.api.Test;
 

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.api.FailedFilter;
+import dev.postbox.runtime.api.FailedRow;
+import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
-import dev.postbox.runtime.outbox.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;
@@ -459,7 +461,7 @@ abstract class RelayContract {
     assertThat(receive(consumer, 1, Duration.ofSeconds(30)).get(0).envelope().id())
         .isEqualTo(other.eventId());
     await().atMost(Duration.ofSeconds(10)).until(() -> relay.admin().failed(10).size() == 1);
-    OutboxRepository.FailedRow failed = relay.admin().failed(10).get(0);
+    FailedRow failed = relay.admin().failed(10).get(0);
     assertThat(failed.eventId()).isEqualTo(poison.eventId());
     assertThat(failed.error()).contains("PermanentBrokerException");
     assertThat(receiveQuietly(consumer, Duration.ofSeconds(2)))
@@ -852,16 +854,13 @@ abstract class RelayContract {
     // by destination and time range
     assertThat(
             admin.retryAll(
-                new OutboxRepository.FailedFilter(
-                    "bulk-a", null, old.minusSeconds(1), old.plusSeconds(1))))
+                new FailedFilter("bulk-a", null, old.minusSeconds(1), old.plusSeconds(1))))
         .isEqualTo(2);
     assertThat(admin.lag().failed()).isOne();
     assertThat(admin.lag().pending()).isEqualTo(2);
     // by type: nothing matches another type
-    assertThat(admin.discardAll(new OutboxRepository.FailedFilter(null, "OtherType", null, null)))
-        .isZero();
-    assertThat(admin.discardAll(new OutboxRepository.FailedFilter(null, "TestEvent", recent, null)))
-        .isOne();
+    assertThat(admin.discardAll(new FailedFilter(null, "OtherType", null, null))).isZero();
+    assertThat(admin.discardAll(new FailedFilter(null, "TestEvent", recent, null))).isOne();
     assertThat(admin.lag().failed()).isZero();
 
     // The automatic re-drive: only rows FAILED long enough, and at most maxTimes per row.

@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta.it;
 
-import dev.postbox.runtime.jakarta.Outbox;
-import dev.postbox.runtime.outbox.OutboxEvent;
+import dev.postbox.runtime.api.Outbox;
+import dev.postbox.runtime.api.OutboxEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.transaction.Transactional;

@@ -1,6 +1,6 @@
 package dev.postbox.runtime.jakarta.it;
 
-import dev.postbox.runtime.inbox.DeadLetter;
+import dev.postbox.runtime.api.DeadLetter;
 import dev.postbox.runtime.jakarta.InboxRuntime;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;

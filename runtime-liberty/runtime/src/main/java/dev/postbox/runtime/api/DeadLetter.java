@@ -1,4 +1,4 @@
-package dev.postbox.runtime.inbox;
+package dev.postbox.runtime.api;
 
 import dev.postbox.spi.Envelope;
 import java.time.Instant;
@@ -29,17 +29,23 @@ public record DeadLetter(
     Instant createdAt,
     int redrives) {
 
+  /**
+   * The metadata key set when the delivery was too large to store whole: such a letter is kept for
+   * inspection and cannot be replayed.
+   */
+  public static final String TRUNCATED = "postbox.truncated";
+
   /** Whether the letter holds a whole event that can be replayed. */
   public boolean replayable() {
     return eventId != null
         && type != null
         && source != null
         && eventTime != null
-        && !metadata.containsKey(DeadLetterFields.TRUNCATED);
+        && !metadata.containsKey(TRUNCATED);
   }
 
   /** The event as it was delivered. */
-  Envelope envelope() {
+  public Envelope envelope() {
     return new Envelope(
         eventId, source, type, subject, key, eventTime, contentType, headers, payload);
   }

@@ -1,6 +1,4 @@
-package dev.postbox.runtime.jakarta;
-
-import dev.postbox.runtime.outbox.OutboxEvent;
+package dev.postbox.runtime.api;
 
 /**
  * Records events in the caller's JTA transaction; inject it with CDI.

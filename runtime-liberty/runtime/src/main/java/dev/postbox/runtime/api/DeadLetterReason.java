@@ -1,4 +1,4 @@
-package dev.postbox.runtime.inbox;
+package dev.postbox.runtime.api;
 
 /** Why a delivery ended in the dead-letter table instead of being processed. */
 public enum DeadLetterReason {

@@ -1,4 +1,4 @@
-package dev.postbox.runtime.inbox;
+package dev.postbox.runtime.api;
 
 import java.util.Objects;
 
