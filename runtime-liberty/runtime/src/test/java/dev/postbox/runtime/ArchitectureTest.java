@@ -26,6 +26,8 @@ class ArchitectureTest {
 
   /** Every package but the Jakarta wiring: plain Java, tested without a container. */
   private static final String[] ENGINE = {
+    "dev.postbox.runtime",
+    "dev.postbox.runtime.api..",
     "dev.postbox.runtime.checkpoint..",
     "dev.postbox.runtime.db..",
     "dev.postbox.runtime.dedup..",

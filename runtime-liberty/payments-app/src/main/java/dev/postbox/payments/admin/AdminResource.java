@@ -3,17 +3,18 @@ package dev.postbox.payments.admin;
 import dev.postbox.payments.ApiError;
 import dev.postbox.runtime.api.BrokerOutage;
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterOperations;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.FailedFilter;
 import dev.postbox.runtime.api.FailedRow;
+import dev.postbox.runtime.api.InboxCounts;
+import dev.postbox.runtime.api.InboxOperations;
+import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.api.Lease;
 import dev.postbox.runtime.api.NotReplayableException;
+import dev.postbox.runtime.api.OutboxOperations;
 import dev.postbox.runtime.api.ReplayResult;
-import dev.postbox.runtime.inbox.DeadLetters;
-import dev.postbox.runtime.jakarta.InboxRuntime;
-import dev.postbox.runtime.jakarta.PostboxRuntime;
-import dev.postbox.runtime.relay.OutboxAdmin;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.DefaultValue;
@@ -35,9 +36,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
-import org.eclipse.microprofile.metrics.MetricRegistry;
-import org.eclipse.microprofile.metrics.Tag;
 
 /**
  * The operator's API under {@code /admin} (role {@code postbox-admin}, see web.xml): outbox lag,
@@ -51,11 +51,9 @@ public class AdminResource {
 
   private static final int MAX_PAGE = 500;
 
-  @Inject PostboxRuntime postbox;
+  @Inject OutboxOperations outbox;
 
-  @Inject InboxRuntime inbox;
-
-  @Inject MetricRegistry metrics;
+  @Inject InboxOperations inbox;
 
   // ---- outbox ----
 
@@ -72,8 +70,7 @@ public class AdminResource {
   @GET
   @Path("/outbox")
   public OutboxStatus outbox() {
-    Lag lag = admin().lag();
-    var relay = postbox.relay();
+    Lag lag = outbox.lag();
     double age =
         lag.oldestPending() == null
             ? 0
@@ -83,9 +80,9 @@ public class AdminResource {
         lag.failed(),
         lag.oldestPending(),
         age,
-        relay == null ? 0 : relay.publishedCount(),
-        relay == null ? List.of() : relay.ownedPartitions().stream().sorted().toList(),
-        relay == null ? List.of() : relay.brokerOutages());
+        outbox.publishedByThisInstance(),
+        outbox.ownedPartitions().stream().sorted().toList(),
+        outbox.brokerOutages());
   }
 
   /** Partition leases, grouped by the instance holding them. */
@@ -93,9 +90,8 @@ public class AdminResource {
   @Path("/outbox/leases")
   public Map<String, List<Integer>> leases() {
     Map<String, List<Integer>> byOwner = new TreeMap<>();
-    OutboxAdmin admin = admin();
-    Instant now = admin.databaseNow(); // leases live in the database's clock
-    for (Lease l : admin.leases()) {
+    Instant now = outbox.databaseNow(); // leases live in the database's clock
+    for (Lease l : outbox.leases()) {
       String owner =
           l.owner() == null || l.until() == null || l.until().isBefore(now)
               ? "(unowned)"
@@ -108,14 +104,14 @@ public class AdminResource {
   @GET
   @Path("/outbox/failed")
   public List<FailedRow> failed(@QueryParam("limit") Integer limit) {
-    return admin().failed(ApiError.limit(limit, 50, MAX_PAGE));
+    return outbox.failed(ApiError.limit(limit, 50, MAX_PAGE));
   }
 
   @POST
   @Path("/outbox/failed/{id}/retry")
   public Map<String, Object> retry(@PathParam("id") String id) {
     long rowId = ApiError.id("id", id);
-    if (!admin().retry(rowId)) {
+    if (!outbox.retry(rowId)) {
       throw ApiError.notFound("no FAILED outbox row " + rowId);
     }
     return Map.of("id", rowId, "status", "PENDING");
@@ -125,7 +121,7 @@ public class AdminResource {
   @Path("/outbox/failed/{id}/discard")
   public Map<String, Object> discard(@PathParam("id") String id) {
     long rowId = ApiError.id("id", id);
-    if (!admin().discard(rowId)) {
+    if (!outbox.discard(rowId)) {
       throw ApiError.notFound("no FAILED outbox row " + rowId);
     }
     return Map.of("id", rowId, "status", "DISCARDED");
@@ -145,7 +141,7 @@ public class AdminResource {
       @QueryParam("to") String to,
       @QueryParam("all") @DefaultValue("false") boolean all) {
     return Map.of(
-        "retried", admin().retryAll(filter(destination, type, from, to, all)), "status", "PENDING");
+        "retried", outbox.retryAll(filter(destination, type, from, to, all)), "status", "PENDING");
   }
 
   /** Gives up on every FAILED row the filter matches; the same filter as the bulk retry. */
@@ -159,7 +155,7 @@ public class AdminResource {
       @QueryParam("all") @DefaultValue("false") boolean all) {
     return Map.of(
         "discarded",
-        admin().discardAll(filter(destination, type, from, to, all)),
+        outbox.discardAll(filter(destination, type, from, to, all)),
         "status",
         "DISCARDED");
   }
@@ -237,20 +233,21 @@ public class AdminResource {
   @Path("/inbox")
   public List<InboxStats> inbox() {
     List<InboxStats> out = new ArrayList<>();
-    for (InboxRuntime.Running r : inbox.subscriptions().values()) {
-      Tag tag = new Tag("subscription", r.subscription());
+    for (InboxSubscription s : inbox.subscriptions()) {
+      InboxCounts counts = s.counts();
+      OptionalLong queue = s.deferredQueue();
       out.add(
           new InboxStats(
-              r.subscription(),
-              r.settings().deferred() ? "deferred" : "inline",
-              count("postbox.inbox.processed", tag),
-              count("postbox.inbox.duplicates", tag),
-              inbox.counters().duplicates(r.subscription()),
-              count("postbox.inbox.conflicts", tag),
-              count("postbox.inbox.retries", tag),
-              count("postbox.inbox.dead.letters", tag),
-              r.deadLetters().openCount(),
-              r.deferred() == null ? null : r.deferred().depth()));
+              s.name(),
+              s.deferred() ? "deferred" : "inline",
+              counts.processed(),
+              counts.duplicates(),
+              s.duplicatesSinceFirstStart(),
+              counts.conflicts(),
+              counts.retries(),
+              counts.deadLettered(),
+              s.deadLetters().openCount(),
+              queue.isPresent() ? queue.getAsLong() : null));
     }
     return out;
   }
@@ -302,7 +299,7 @@ public class AdminResource {
       @QueryParam("subscription") String subscription, @QueryParam("limit") Integer limit) {
     int page = ApiError.limit(limit, 50, MAX_PAGE);
     List<LetterSummary> out = new ArrayList<>();
-    for (InboxRuntime.Running r : selected(subscription)) {
+    for (InboxSubscription r : selected(subscription)) {
       r.deadLetters().open(page).forEach(d -> out.add(LetterSummary.of(d)));
     }
     out.sort(java.util.Comparator.comparingLong(LetterSummary::id));
@@ -343,7 +340,7 @@ public class AdminResource {
       @PathParam("id") String id, @QueryParam("force") @DefaultValue("false") boolean force) {
     long letterId = ApiError.id("id", id);
     DeadLetter dl = letter(letterId);
-    DeadLetters letters = lettersOf(dl);
+    DeadLetterOperations letters = lettersOf(dl);
     try {
       boolean ran = letters.replay(letterId, force);
       Map<String, Object> out = new LinkedHashMap<>();
@@ -386,23 +383,14 @@ public class AdminResource {
   }
 
   // ---- helpers ----
-
-  private OutboxAdmin admin() {
-    return postbox.admin();
-  }
-
-  private long count(String name, Tag tag) {
-    return metrics.counter(name, tag).getCount();
-  }
-
-  private List<InboxRuntime.Running> selected(String subscription) {
+  private List<InboxSubscription> selected(String subscription) {
     if (subscription == null || subscription.isBlank()) {
-      return List.copyOf(inbox.subscriptions().values());
+      return inbox.subscriptions();
     }
     return List.of(running(subscription));
   }
 
-  private InboxRuntime.Running running(String subscription) {
+  private InboxSubscription running(String subscription) {
     if (subscription.length() > 300) {
       throw ApiError.badRequest("subscription name is too long");
     }
@@ -414,16 +402,16 @@ public class AdminResource {
                     "no subscription '"
                         + subscription
                         + "'; known: "
-                        + inbox.subscriptions().keySet()));
+                        + inbox.subscriptions().stream().map(InboxSubscription::name).toList()));
   }
 
   private DeadLetter letter(long id) {
-    Optional<InboxRuntime.Running> any = inbox.subscriptions().values().stream().findFirst();
+    Optional<InboxSubscription> any = inbox.subscriptions().stream().findFirst();
     return any.flatMap(r -> r.deadLetters().get(id))
         .orElseThrow(() -> ApiError.notFound("no dead letter " + id));
   }
 
-  private DeadLetters lettersOf(DeadLetter d) {
+  private DeadLetterOperations lettersOf(DeadLetter d) {
     return inbox
         .subscription(d.subscription())
         .orElseThrow(

@@ -4,7 +4,7 @@ import dev.postbox.payments.ApiError;
 import dev.postbox.payments.orders.OrderCaptured;
 import dev.postbox.payments.orders.OrderRequest;
 import dev.postbox.payments.orders.Orders;
-import dev.postbox.runtime.jakarta.PostboxRuntime;
+import dev.postbox.spi.Broker;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
@@ -32,7 +32,7 @@ public class LoadResource {
 
   @Inject Orders orders;
 
-  @Inject PostboxRuntime postbox;
+  @Inject Broker broker;
 
   @POST
   public Map<String, Object> load(
@@ -65,7 +65,7 @@ public class LoadResource {
       }
     }
     if (!copies.isEmpty()) {
-      postbox.broker().publisher().publishAll(orders.ordersTopic(), copies);
+      broker.publisher().publishAll(orders.ordersTopic(), copies);
     }
     return Map.of("placed", count, "totalCents", totalCents, "republished", copies.size());
   }

@@ -17,5 +17,8 @@ public interface InboxListener {
 
   default void deadLettered(String subscription, DeadLetterReason reason) {}
 
+  /** The handler ran for {@code took}, whether it succeeded or not. */
+  default void handled(String subscription, java.time.Duration took) {}
+
   InboxListener NONE = new InboxListener() {};
 }

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.Postbox;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.Set;
@@ -17,11 +18,12 @@ import org.eclipse.microprofile.health.Liveness;
 @ApplicationScoped
 public class InboxLiveness implements HealthCheck {
 
-  @Inject InboxRuntime inbox;
+  @Inject PostboxRuntime runtime;
 
   @Override
   public HealthCheckResponse call() {
-    Set<String> dead = inbox.deadLoops();
+    Postbox postbox = runtime.started();
+    Set<String> dead = postbox == null ? Set.of() : postbox.inboxEngine().deadLoops();
     var r = HealthCheckResponse.named("postbox-inbox-loops").status(dead.isEmpty());
     if (!dead.isEmpty()) {
       r.withData("ended", String.join(", ", dead));

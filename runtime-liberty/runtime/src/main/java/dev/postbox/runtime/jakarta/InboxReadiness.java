@@ -1,5 +1,7 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.Postbox;
+import dev.postbox.runtime.inbox.InboxHealth;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.LinkedHashMap;
@@ -10,8 +12,8 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Ready while the broker answers a ping, the database answers a query, and no subscription's loop
- * has failed (its polls, or its batches) without a break for 30 seconds, as last read by {@link
- * InboxRuntime} (every 5 seconds). The last matters because a ping opens a fresh connection: it can
+ * has failed (its polls, or its batches) without a break for 30 seconds, as last read by the inbox
+ * engine (every 5 seconds). The last matters because a ping opens a fresh connection: it can
  * succeed while a consumer's own connection is dead. An adapter that cannot ping reports the broker
  * as unknown, which does not count against readiness. Also shows each deferred subscription's queue
  * depth.
@@ -20,27 +22,12 @@ import org.eclipse.microprofile.health.Readiness;
 @ApplicationScoped
 public class InboxReadiness implements HealthCheck {
 
-  @Inject InboxRuntime inbox;
-
-  /**
-   * One reading.
-   *
-   * @param brokerUp true if the broker answered, false if not, null if the adapter cannot tell
-   * @param brokerError why the ping failed, or null
-   * @param databaseError why the database query failed, or null
-   * @param deferredDepths events waiting for deferred workers, per subscription
-   * @param failingLoops subscriptions whose loop has failed for 30 s or more, with why
-   */
-  record Reading(
-      Boolean brokerUp,
-      String brokerError,
-      String databaseError,
-      Map<String, Long> deferredDepths,
-      Map<String, String> failingLoops) {}
+  @Inject PostboxRuntime runtime;
 
   @Override
   public HealthCheckResponse call() {
-    Verdict v = judge(inbox.reading());
+    Postbox postbox = runtime.started();
+    Verdict v = judge(postbox == null ? InboxHealth.NOT_CHECKED : postbox.inboxEngine().health());
     var r = HealthCheckResponse.named("postbox-inbox").status(v.up());
     HealthErrors.redactDown("postbox-inbox", v.data()).forEach(r::withData);
     return r.build();
@@ -49,7 +36,7 @@ public class InboxReadiness implements HealthCheck {
   /** The readiness decision, apart from the MicroProfile types so it can be tested alone. */
   record Verdict(boolean up, Map<String, String> data) {}
 
-  static Verdict judge(Reading reading) {
+  static Verdict judge(InboxHealth reading) {
     Map<String, String> data = new LinkedHashMap<>();
     boolean brokerOk = !Boolean.FALSE.equals(reading.brokerUp());
     data.put(

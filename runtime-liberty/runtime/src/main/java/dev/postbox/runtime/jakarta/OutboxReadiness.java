@@ -1,7 +1,9 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.api.BrokerOutage;
 import dev.postbox.runtime.api.Lag;
+import dev.postbox.runtime.relay.OutboxEngine;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -32,16 +34,21 @@ public class OutboxReadiness implements HealthCheck {
 
   @Override
   public HealthCheckResponse call() {
-    String lagError = runtime.lagError(); // read once: the refresh may change it meanwhile
+    Postbox postbox = runtime.started();
+    OutboxEngine outbox = postbox == null ? null : postbox.outboxEngine();
+    // read once: the refresh may change it meanwhile
+    String lagError = outbox == null ? "not started" : outbox.lagError();
     Verdict v =
-        judge(
-            lagError,
-            runtime.lag(),
-            runtime.oldestPendingAgeSeconds(),
-            runtime.lagThreshold(),
-            runtime.brokerOutages());
-    if (runtime.durability() != null) {
-      v.data().put("durability", runtime.durability().describe());
+        outbox == null
+            ? judge(lagError, null, 0, Duration.ZERO)
+            : judge(
+                lagError,
+                outbox.cachedLag(),
+                outbox.oldestPendingAgeSeconds(),
+                postbox.settings().lagThreshold(),
+                outbox.brokerOutages());
+    if (postbox != null) {
+      v.data().put("durability", postbox.durability().describe());
     }
     var r = HealthCheckResponse.named("postbox-outbox").status(v.up());
     v.data()

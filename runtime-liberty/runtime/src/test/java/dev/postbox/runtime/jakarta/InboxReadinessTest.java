@@ -2,6 +2,7 @@ package dev.postbox.runtime.jakarta;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.postbox.runtime.inbox.InboxHealth;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -9,42 +10,34 @@ class InboxReadinessTest {
 
   @Test
   void upWhenBrokerAndDatabaseAnswer() {
-    var v =
-        InboxReadiness.judge(
-            new InboxReadiness.Reading(true, null, null, Map.of("q/g", 3L), Map.of()));
+    var v = InboxReadiness.judge(new InboxHealth(true, null, null, Map.of("q/g", 3L), Map.of()));
     assertThat(v.up()).isTrue();
     assertThat(v.data()).containsEntry("broker", "UP").containsEntry("deferred q/g", "3");
   }
 
   @Test
   void downWhenTheBrokerDoesNotAnswer() {
-    var v =
-        InboxReadiness.judge(
-            new InboxReadiness.Reading(false, "timed out", null, Map.of(), Map.of()));
+    var v = InboxReadiness.judge(new InboxHealth(false, "timed out", null, Map.of(), Map.of()));
     assertThat(v.up()).isFalse();
     assertThat(v.data()).containsEntry("broker", "DOWN: timed out");
   }
 
   @Test
   void downWhenTheDatabaseDoesNotAnswer() {
-    var v =
-        InboxReadiness.judge(new InboxReadiness.Reading(true, null, "refused", Map.of(), Map.of()));
+    var v = InboxReadiness.judge(new InboxHealth(true, null, "refused", Map.of(), Map.of()));
     assertThat(v.up()).isFalse();
     assertThat(v.data()).containsEntry("database", "DOWN: refused");
   }
 
   @Test
   void anAdapterThatCannotPingDoesNotCountAgainstReadiness() {
-    assertThat(
-            InboxReadiness.judge(new InboxReadiness.Reading(null, null, null, Map.of(), Map.of()))
-                .up())
+    assertThat(InboxReadiness.judge(new InboxHealth(null, null, null, Map.of(), Map.of())).up())
         .isTrue();
   }
 
   @Test
   void notReadyBeforeTheFirstReading() {
-    var first =
-        new InboxReadiness.Reading(null, "not checked yet", "not checked yet", Map.of(), Map.of());
+    var first = new InboxHealth(null, "not checked yet", "not checked yet", Map.of(), Map.of());
     assertThat(InboxReadiness.judge(first).up()).isFalse();
   }
 
@@ -52,7 +45,7 @@ class InboxReadinessTest {
   void aConsumerWhosePollsKeepFailingMakesItNotReadyEvenWhenPingsWork() {
     var v =
         InboxReadiness.judge(
-            new InboxReadiness.Reading(
+            new InboxHealth(
                 true,
                 null,
                 null,

@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta.it;
 
 import dev.postbox.runtime.api.DeadLetter;
-import dev.postbox.runtime.jakarta.InboxRuntime;
+import dev.postbox.runtime.api.InboxOperations;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -23,7 +23,7 @@ import javax.sql.DataSource;
 @ApplicationScoped
 public class InboxItResource {
 
-  @Inject InboxRuntime inbox;
+  @Inject InboxOperations inbox;
 
   @Resource(lookup = "jdbc/postbox")
   DataSource dataSource;

@@ -2,7 +2,7 @@ package dev.postbox.runtime.jakarta.it;
 
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.jakarta.PostboxRuntime;
+import dev.postbox.runtime.api.OutboxOperations;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -27,7 +27,7 @@ public class OutboxItResource {
 
   @Inject Outbox outbox;
 
-  @Inject PostboxRuntime runtime;
+  @Inject OutboxOperations operations;
 
   @Resource TransactionSynchronizationRegistry registry;
 
@@ -125,7 +125,7 @@ public class OutboxItResource {
   @Path("/pending")
   @Produces(MediaType.TEXT_PLAIN)
   public long pending() {
-    return runtime.admin().lag().pending();
+    return operations.lag().pending();
   }
 
   private List<String> recordEvents(int count) {

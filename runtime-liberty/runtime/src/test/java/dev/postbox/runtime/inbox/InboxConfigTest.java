@@ -1,9 +1,8 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.postbox.runtime.inbox.InboxSettings;
 import dev.postbox.spi.ConfigException;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -19,7 +18,7 @@ class InboxConfigTest {
     for (int i = 0; i < keyValues.length; i += 2) {
       raw.put(keyValues[i], keyValues[i + 1]);
     }
-    return PostboxRuntime.parse(raw).inbox();
+    return dev.postbox.runtime.PostboxSettings.parse(raw).inbox();
   }
 
   @Test

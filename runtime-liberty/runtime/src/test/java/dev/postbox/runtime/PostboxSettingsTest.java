@@ -1,4 +1,4 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -13,8 +13,8 @@ class PostboxSettingsTest {
 
   @Test
   void defaultsNeedOnlyTheBroker() {
-    PostboxRuntime.Settings s =
-        PostboxRuntime.parse(
+    PostboxSettings s =
+        PostboxSettings.parse(
             Map.of("postbox.broker", "kafka", "postbox.broker.bootstrap.servers", "k:9092"));
     assertThat(s.brokerName()).isEqualTo("kafka");
     assertThat(s.brokerConfig()).containsEntry("bootstrap.servers", "k:9092");
@@ -26,10 +26,10 @@ class PostboxSettingsTest {
 
   @Test
   void theBrokerIsRequiredWhileTheRelayIsOn() {
-    assertThatThrownBy(() -> PostboxRuntime.parse(Map.of()))
+    assertThatThrownBy(() -> PostboxSettings.parse(Map.of()))
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.broker"));
-    assertThat(PostboxRuntime.parse(Map.of("postbox.relay.enabled", "false")).relayEnabled())
+    assertThat(PostboxSettings.parse(Map.of("postbox.relay.enabled", "false")).relayEnabled())
         .isFalse();
   }
 
@@ -37,17 +37,18 @@ class PostboxSettingsTest {
   void invalidAndUnknownKeysAreNamed() {
     assertThatThrownBy(
             () ->
-                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.partitions", "0")))
+                PostboxSettings.parse(Map.of("postbox.broker", "kafka", "postbox.partitions", "0")))
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.partitions"));
     assertThatThrownBy(
             () ->
-                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.lease", "forever")))
+                PostboxSettings.parse(
+                    Map.of("postbox.broker", "kafka", "postbox.lease", "forever")))
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.lease"));
     assertThatThrownBy(
             () ->
-                PostboxRuntime.parse(Map.of("postbox.broker", "kafka", "postbox.batchsize", "10")))
+                PostboxSettings.parse(Map.of("postbox.broker", "kafka", "postbox.batchsize", "10")))
         .isInstanceOfSatisfying(
             ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.batchsize"));
   }
@@ -60,7 +61,7 @@ class PostboxSettingsTest {
     for (String mode : java.util.List.of("skip-dedup", "ack-before-commit", "no-key-lanes")) {
       assertThatThrownBy(
               () ->
-                  PostboxRuntime.parse(
+                  PostboxSettings.parse(
                       Map.of("postbox.broker", "kafka", "postbox.inbox.unsafe", mode)))
           .isInstanceOfSatisfying(
               ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.inbox.unsafe"));
@@ -72,7 +73,7 @@ class PostboxSettingsTest {
     // A key read by parse(Map) but missing from KEYS could only be set in a properties file.
     java.util.Set<String> read = new java.util.TreeSet<>();
     try {
-      PostboxRuntime.parse(java.util.Map.of("postbox.broker", "kafka", "postbox.zzz", "x"));
+      PostboxSettings.parse(java.util.Map.of("postbox.broker", "kafka", "postbox.zzz", "x"));
     } catch (ConfigException e) {
       // the message lists every known key
       for (String k :
@@ -83,6 +84,6 @@ class PostboxSettingsTest {
       }
     }
     assertThat(read).isNotEmpty();
-    assertThat(PostboxRuntime.ALL_KEYS).containsExactlyInAnyOrderElementsOf(read);
+    assertThat(PostboxSettings.ALL_KEYS).containsExactlyInAnyOrderElementsOf(read);
   }
 }

@@ -1,7 +1,5 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.inbox;
 
-import dev.postbox.runtime.inbox.InboxRetention;
-import dev.postbox.runtime.inbox.InboxSettings;
 import dev.postbox.runtime.relay.RetryPolicy;
 import dev.postbox.spi.BrokerConfig;
 import java.time.Duration;
@@ -25,7 +23,7 @@ import java.util.stream.Collectors;
  * @param frontWindow how long the in-memory dedup front keeps each processed id
  * @param frontMaxIds the front's size bound per subscription; 0 turns the front off
  */
-record InboxConfig(
+public record InboxConfig(
     RetryPolicy retry,
     int maxPayloadBytes,
     boolean batch,
@@ -39,7 +37,7 @@ record InboxConfig(
     Duration frontWindow,
     int frontMaxIds) {
 
-  static final List<String> KEYS =
+  public static final List<String> KEYS =
       List.of(
           "postbox.inbox.max-attempts",
           "postbox.inbox.initial-delay",
@@ -56,7 +54,7 @@ record InboxConfig(
           "postbox.inbox.front.window",
           "postbox.inbox.front.max-ids");
 
-  static InboxConfig parse(BrokerConfig c) {
+  public static InboxConfig parse(BrokerConfig c) {
     RetryPolicy retry =
         new RetryPolicy(
             c.integer("postbox.inbox.max-attempts", 10, 1, 1_000),

@@ -1,9 +1,8 @@
-package dev.postbox.runtime.outbox;
+package dev.postbox.runtime.api;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.spi.Envelope;
 import org.junit.jupiter.api.Test;
 

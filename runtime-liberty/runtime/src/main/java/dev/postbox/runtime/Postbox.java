@@ -1,0 +1,361 @@
+package dev.postbox.runtime;
+
+import dev.postbox.runtime.api.InboxOperations;
+import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.api.OutboxOperations;
+import dev.postbox.runtime.db.DataAccessException;
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Durability;
+import dev.postbox.runtime.db.Migrations;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.idempotency.IdempotencyKeys;
+import dev.postbox.runtime.inbox.InboxEngine;
+import dev.postbox.runtime.inbox.InboxHandler;
+import dev.postbox.runtime.inbox.InboxListener;
+import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.Partitioner;
+import dev.postbox.runtime.relay.OutboxEngine;
+import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Brokers;
+import java.lang.System.Logger.Level;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import javax.sql.DataSource;
+
+/**
+ * A running Postbox: the outbox relay and the inbox loops over one database and one broker,
+ * assembled by {@link #builder()} in plain Java. A container's wiring (the Jakarta layer in this
+ * module) builds one at startup and closes it at shutdown; an application can do the same.
+ *
+ * <pre>{@code
+ * Postbox postbox = Postbox.builder()
+ *     .settings(PostboxSettings.parse(Map.of("postbox.broker", "kafka", ...)))
+ *     .dataSource(dataSource)
+ *     .subscribe(new InboxEngine.Registration("orders", "payments", Set.of(), handler))
+ *     .start();
+ * ...
+ * postbox.close();
+ * }</pre>
+ */
+public final class Postbox implements AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(Postbox.class.getName());
+
+  private static final Object PARTITIONS_KEY = Postbox.class.getName() + ".partitions";
+
+  private final PostboxSettings settings;
+  private final DataSource dataSource;
+  private final Transactions tx;
+  private final Clock clock;
+  private final ScheduledExecutorService scheduler;
+  private final boolean ownScheduler;
+  private final List<ScheduledFuture<?>> scheduled = new ArrayList<>();
+  private Dialect dialect;
+  private Durability durability;
+  private IdempotencyKeys idempotencyKeys;
+  private Broker broker;
+  private boolean ownBroker;
+  private OutboxEngine outbox;
+  private InboxEngine inbox;
+
+  private Postbox(Builder b) {
+    this.settings = Objects.requireNonNull(b.settings, "settings");
+    this.dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
+    this.tx = b.transactions != null ? b.transactions : Transactions.jdbc(dataSource);
+    this.clock = b.clock;
+    this.ownScheduler = b.scheduler == null;
+    this.scheduler =
+        ownScheduler ? Executors.newScheduledThreadPool(2, b.threadFactory) : b.scheduler;
+  }
+
+  /** Starts assembling a Postbox. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** What {@link #builder()} takes; only settings and the data source are required. */
+  public static final class Builder {
+    private PostboxSettings settings;
+    private DataSource dataSource;
+    private Transactions transactions;
+    private Broker broker;
+    private Clock clock = Clock.systemUTC();
+    private ScheduledExecutorService scheduler;
+    private ThreadFactory threadFactory = Executors.defaultThreadFactory();
+    private RelayListener relayListener = RelayListener.NONE;
+    private Function<String, InboxListener> inboxListeners = s -> InboxListener.NONE;
+    private final List<InboxEngine.Registration> registrations = new ArrayList<>();
+
+    private Builder() {}
+
+    /** The {@code postbox.*} configuration, see {@link PostboxSettings#parse}. */
+    public Builder settings(PostboxSettings settings) {
+      this.settings = settings;
+      return this;
+    }
+
+    /** The data source that holds the outbox, the inbox and the application's own tables. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = dataSource;
+      return this;
+    }
+
+    /** How Postbox runs its own transactions; local JDBC transactions if not given. */
+    public Builder transactions(Transactions transactions) {
+      this.transactions = transactions;
+      return this;
+    }
+
+    /**
+     * The broker, already open (the caller closes it); if not given, Postbox opens the adapter the
+     * settings name ({@code postbox.broker}) and closes it.
+     */
+    public Builder broker(Broker broker) {
+      this.broker = broker;
+      return this;
+    }
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock);
+      return this;
+    }
+
+    /** For timed work (leases, polls, lag, retention); a pool of its own if not given. */
+    public Builder scheduler(ScheduledExecutorService scheduler) {
+      this.scheduler = scheduler;
+      return this;
+    }
+
+    /** Makes the relay's workers and the inbox's loop and worker threads. */
+    public Builder threadFactory(ThreadFactory threadFactory) {
+      this.threadFactory = Objects.requireNonNull(threadFactory);
+      return this;
+    }
+
+    /** Hears what the relay does (metrics). */
+    public Builder relayListener(RelayListener listener) {
+      this.relayListener = Objects.requireNonNull(listener);
+      return this;
+    }
+
+    /** Gives each subscription, by name, a listener that hears what its inbox does (metrics). */
+    public Builder inboxListeners(Function<String, InboxListener> listeners) {
+      this.inboxListeners = Objects.requireNonNull(listeners);
+      return this;
+    }
+
+    /** Runs an inbox subscription: a consumer loop whose events go to the handler. */
+    public Builder subscribe(InboxEngine.Registration registration) {
+      registrations.add(Objects.requireNonNull(registration));
+      return this;
+    }
+
+    /** Runs each of the subscriptions. */
+    public Builder subscribeAll(java.util.Collection<InboxEngine.Registration> all) {
+      all.forEach(this::subscribe);
+      return this;
+    }
+
+    /** Shorthand for {@link #subscribe(InboxEngine.Registration)}; no types takes every type. */
+    public Builder subscribe(
+        String destination, String group, Set<String> types, InboxHandler handler) {
+      return subscribe(new InboxEngine.Registration(destination, group, types, handler));
+    }
+
+    /**
+     * Checks the database, applies the migrations (unless {@code postbox.migrate=false}), opens the
+     * broker, and starts the relay and the inbox loops. Whatever fails is closed again before the
+     * error is thrown.
+     */
+    public Postbox start() {
+      Postbox p = new Postbox(this);
+      try {
+        p.start(this);
+      } catch (RuntimeException | Error e) {
+        p.close();
+        throw e;
+      }
+      return p;
+    }
+  }
+
+  private void start(Builder b) {
+    dialect = settings.migrate() ? Migrations.migrate(dataSource) : Migrations.dialect(dataSource);
+    durability = Durability.check(dataSource, dialect, settings.acceptUnsafeDurability());
+    settings.checkPoolSize();
+    idempotencyKeys = new IdempotencyKeys(tx, dialect, settings.idempotency().inFlightTimeout());
+    scheduled.add(
+        scheduler.scheduleWithFixedDelay(this::purgeIdempotencyKeys, 1, 60, TimeUnit.SECONDS));
+    if (b.broker != null) {
+      broker = b.broker;
+    } else if (!"none".equals(settings.brokerName())) {
+      broker = Brokers.open(settings.brokerName(), settings.brokerConfig());
+      ownBroker = true;
+    }
+    if (!settings.relayEnabled()) {
+      LOG.log(
+          Level.INFO,
+          "Postbox relay disabled (postbox.relay.enabled=false); events are recorded, not published");
+    }
+    outbox =
+        new OutboxEngine(
+            tx,
+            dialect,
+            dataSource,
+            settings.relayEnabled() ? broker().publisher() : null,
+            settings.relay(),
+            settings.outboxRedrive(),
+            clock,
+            scheduler,
+            b.threadFactory,
+            b.relayListener);
+    if (settings.relayEnabled()) {
+      LOG.log(
+          Level.INFO,
+          "Postbox relay "
+              + settings.relay().instanceId()
+              + " started with broker "
+              + settings.brokerName()
+              + ", "
+              + settings.relay().partitions()
+              + " partitions");
+    }
+    inbox =
+        new InboxEngine(
+            tx,
+            dialect,
+            b.registrations.isEmpty() ? null : broker(),
+            settings.memberName(),
+            settings.inbox(),
+            clock,
+            scheduler,
+            b.threadFactory,
+            b.registrations,
+            b.inboxListeners);
+  }
+
+  /**
+   * Writes the event next to the caller's business rows, in the caller's transaction: it exists if
+   * and only if that transaction commits, and is published after the commit.
+   *
+   * @return the event id
+   * @throws IllegalStateException no transaction is active; nothing is recorded
+   * @throws DataAccessException the row could not be written; the transaction is marked rollback
+   *     only
+   */
+  public String record(CallerTransaction caller, OutboxEvent event) {
+    caller.checkActive();
+    OutboxRepository repository = outbox.repository();
+    int partition = Partitioner.partition(event.key(), event.eventId(), repository.partitions());
+    try (Connection c = caller.connection()) {
+      repository.insert(c, event, clock.instant());
+    } catch (SQLException e) {
+      // Whatever the caller does with the exception, this transaction must not commit as if the
+      // event had been recorded (PostgreSQL would "commit" its aborted transaction silently).
+      caller.setRollbackOnly();
+      throw new DataAccessException("the outbox row could not be written: " + e.getMessage(), e);
+    }
+    // After the commit: wake this instance's relay for the partitions it holds, and announce the
+    // others to the instances that hold them.
+    Set<Integer> touched = caller.perTransaction(PARTITIONS_KEY, HashSet::new, outbox::committed);
+    touched.add(partition);
+    return event.eventId();
+  }
+
+  /** Lag, FAILED rows, leases, and this instance's relay. */
+  public OutboxOperations outboxOperations() {
+    return outbox;
+  }
+
+  /** The inbox subscriptions running here, and their dead letters. */
+  public InboxOperations inbox() {
+    return inbox;
+  }
+
+  /** The outbox side, with what only a runtime's wiring needs (readiness, metrics). */
+  public OutboxEngine outboxEngine() {
+    return outbox;
+  }
+
+  /** The inbox side, with what only a runtime's wiring needs (readiness, liveness, metrics). */
+  public InboxEngine inboxEngine() {
+    return inbox;
+  }
+
+  public PostboxSettings settings() {
+    return settings;
+  }
+
+  /** The durability the database's settings give a commit. */
+  public Durability durability() {
+    return durability;
+  }
+
+  /** The idempotency keys of idempotent requests. */
+  public IdempotencyKeys idempotencyKeys() {
+    return idempotencyKeys;
+  }
+
+  public DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** The broker adapter; fails clearly when none is configured. */
+  public Broker broker() {
+    if (broker == null) {
+      throw new IllegalStateException(
+          "postbox.broker is not set: the inbox needs a broker adapter");
+    }
+    return broker;
+  }
+
+  /** Deletes expired idempotency keys, a bounded batch at a time, until none is left. */
+  private void purgeIdempotencyKeys() {
+    try {
+      Instant cutoff = clock.instant().minus(settings.idempotency().retention());
+      while (idempotencyKeys.purge(cutoff, 1_000) == 1_000) {
+        // next batch
+      }
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.WARNING,
+          "Postbox: purging expired idempotency keys failed; next try in a minute",
+          e);
+    }
+  }
+
+  /**
+   * Stops in a fixed order: the inbox loops (each finishes its batch), then the relay, then the
+   * broker it opened, then its own scheduler.
+   */
+  @Override
+  public synchronized void close() {
+    scheduled.forEach(f -> f.cancel(false));
+    if (inbox != null) {
+      inbox.close();
+    }
+    if (outbox != null) {
+      outbox.close();
+    }
+    if (broker != null && ownBroker) {
+      broker.close();
+    }
+    if (ownScheduler) {
+      scheduler.shutdown();
+    }
+  }
+}

@@ -1,0 +1,26 @@
+package dev.postbox.runtime.api;
+
+import java.util.OptionalLong;
+
+/** One running inbox subscription (destination and consumer group). */
+public interface InboxSubscription {
+
+  /** {@code destination/group}. */
+  String name();
+
+  String destination();
+
+  /** True if its handlers run on deferred workers after the delivery is acknowledged. */
+  boolean deferred();
+
+  /** What it did since this instance started. */
+  InboxCounts counts();
+
+  /** Duplicates it rejected over all instances and restarts (read from the database). */
+  long duplicatesSinceFirstStart();
+
+  /** Events queued for deferred workers (read from the database); empty in inline mode. */
+  OptionalLong deferredQueue();
+
+  DeadLetterOperations deadLetters();
+}

@@ -1,0 +1,545 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.InboxCounts;
+import dev.postbox.runtime.api.InboxOperations;
+import dev.postbox.runtime.api.InboxSubscription;
+import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.dedup.DedupFront;
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Subscription;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * The inbox side of a running Postbox: one consumer loop per subscription on threads of its own,
+ * each delivery batch through an {@link InboxProcessor}; in deferred mode also the subscription's
+ * workers. Schedules inbox retention and the optional dead-letter re-drive, and takes the health
+ * reading every five seconds. Assembled by {@code Postbox.builder()}; also the {@link
+ * InboxOperations}.
+ */
+public final class InboxEngine implements InboxOperations, AutoCloseable {
+
+  private static final System.Logger LOG = System.getLogger(InboxEngine.class.getName());
+
+  /**
+   * A loop failing without a break for this long makes readiness DOWN (and, if its polls are what
+   * fails, subscribes again): far longer than a broker's own reconnect, short enough that a wedged
+   * consumer is not left for an operator.
+   */
+  public static final Duration RESUBSCRIBE_AFTER = Duration.ofSeconds(30);
+
+  /**
+   * One subscription to run.
+   *
+   * @param types the event types it handles; empty for every type
+   * @param handler runs each event, in the transaction that records it
+   */
+  public record Registration(
+      String destination, String group, Set<String> types, InboxHandler handler) {
+    public Registration {
+      types = Set.copyOf(types);
+    }
+
+    String name() {
+      return destination + "/" + group;
+    }
+  }
+
+  private final Transactions tx;
+  private final Dialect dialect;
+  private final Broker broker;
+  private final String memberName;
+  private final InboxConfig cfg;
+  private final Clock clock;
+  private final Map<String, Running> running = new LinkedHashMap<>();
+  private final Set<String> reportedStuck = ConcurrentHashMap.newKeySet();
+  private final Set<String> deadLoops = ConcurrentHashMap.newKeySet();
+  private final List<CountDownLatch> loopsDone = new ArrayList<>();
+  private final List<ScheduledFuture<?>> scheduled = new ArrayList<>();
+  private final ExecutorService executor;
+  private volatile InboxHealth health = InboxHealth.NOT_CHECKED;
+  private volatile boolean stopped;
+
+  /**
+   * Starts a loop for every registration.
+   *
+   * @param listeners the listener of each subscription (by name), besides the engine's own counts
+   */
+  public InboxEngine(
+      Transactions tx,
+      Dialect dialect,
+      Broker broker,
+      String memberName,
+      InboxConfig cfg,
+      Clock clock,
+      ScheduledExecutorService scheduler,
+      ThreadFactory threads,
+      List<Registration> registrations,
+      Function<String, InboxListener> listeners) {
+    this.tx = tx;
+    this.dialect = dialect;
+    this.broker = broker;
+    this.memberName = memberName;
+    this.cfg = cfg;
+    this.clock = clock;
+    this.executor = Executors.newCachedThreadPool(threads);
+    if (registrations.isEmpty()) {
+      health = InboxHealth.NONE;
+      return;
+    }
+    for (Registration r : registrations) {
+      if (running.containsKey(r.name())) {
+        throw new IllegalStateException("subscription " + r.name() + " is registered twice");
+      }
+      start(r, listeners.apply(r.name()));
+    }
+    InboxRetention retention = new InboxRetention(tx, dialect, clock);
+    scheduled.add(
+        scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 10 * 60, TimeUnit.SECONDS));
+    if (cfg.redriveDelay() != null) {
+      long every = Math.max(1, cfg.redriveDelay().toSeconds() / 4);
+      scheduled.add(
+          scheduler.scheduleWithFixedDelay(this::redrive, every, every, TimeUnit.SECONDS));
+    }
+    scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshHealth, 0, 5, TimeUnit.SECONDS));
+  }
+
+  /** One running subscription. */
+  public final class Running implements InboxSubscription {
+    private final InboxSettings settings;
+    private final String destination;
+    private final DeadLetters deadLetters;
+    private final DeferredInbox deferred;
+    private final ConsumerLoop loop;
+    private final Stalls stalls;
+    private final DedupFront front;
+    private final Counts counts;
+
+    private Running(
+        InboxSettings settings,
+        String destination,
+        DeadLetters deadLetters,
+        DeferredInbox deferred,
+        ConsumerLoop loop,
+        Stalls stalls,
+        DedupFront front,
+        Counts counts) {
+      this.settings = settings;
+      this.destination = destination;
+      this.deadLetters = deadLetters;
+      this.deferred = deferred;
+      this.loop = loop;
+      this.stalls = stalls;
+      this.front = front;
+      this.counts = counts;
+    }
+
+    @Override
+    public String name() {
+      return settings.subscription();
+    }
+
+    @Override
+    public String destination() {
+      return destination;
+    }
+
+    @Override
+    public boolean deferred() {
+      return settings.deferred();
+    }
+
+    @Override
+    public InboxCounts counts() {
+      return counts.read();
+    }
+
+    @Override
+    public long duplicatesSinceFirstStart() {
+      return new InboxCounters(tx, dialect).duplicates(name());
+    }
+
+    @Override
+    public OptionalLong deferredQueue() {
+      return deferred == null ? OptionalLong.empty() : OptionalLong.of(deferred.depth());
+    }
+
+    @Override
+    public DeadLetters deadLetters() {
+      return deadLetters;
+    }
+
+    /** The settings it runs with, after the broker's limits. */
+    public InboxSettings settings() {
+      return settings;
+    }
+
+    /** How long a delivery has waited without being acknowledged or dead-lettered, if any. */
+    public Optional<Duration> stuckFor() {
+      return stalls.stuckFor();
+    }
+
+    /** The in-memory dedup front, or null when it has none. */
+    public DedupFront front() {
+      return front;
+    }
+  }
+
+  private void start(Registration r, InboxListener also) {
+    InboxSettings configured = cfg.settingsFor(r.destination(), r.group(), r.types());
+    Duration maxNack = broker.capabilities().maxNackDelay();
+    InboxSettings settings = configured.withNackDelayAtMost(maxNack);
+    if (settings != configured) {
+      LOG.log(
+          Level.WARNING,
+          "inbox "
+              + configured.subscription()
+              + ": retry delays above the broker's longest nack delay ("
+              + maxNack
+              + ") are cut to it; postbox.inbox.max-delay asked for "
+              + configured.retry().maxDelay());
+    }
+    String name = settings.subscription();
+    Counts counts = new Counts(also);
+    InboxHandler handler =
+        (connection, event) -> {
+          long began = System.nanoTime();
+          try {
+            r.handler().handle(connection, event);
+          } finally {
+            also.handled(name, Duration.ofNanos(System.nanoTime() - began));
+          }
+        };
+    InboxListener listener = counts;
+    DeferredInbox deferred = null;
+    if (settings.deferred()) {
+      deferred = new DeferredInbox(tx, dialect, settings, handler, clock, counts);
+      deferred.start(executor);
+      listener = counts.waking(deferred);
+    }
+    InboxProcessor inbox =
+        new InboxProcessor(
+            tx,
+            dialect,
+            settings,
+            handler,
+            clock,
+            listener,
+            settings.workers() > 1 && !settings.deferred() ? executor : null);
+    warnIfTheWindowIsShort(r.destination());
+    Subscription subscription = Subscription.of(r.destination(), r.group()).withMember(memberName);
+    ConsumerLoop loop =
+        new ConsumerLoop(
+            name,
+            broker.subscribe(subscription),
+            () -> broker.subscribe(subscription),
+            inbox::process,
+            RESUBSCRIBE_AFTER,
+            Duration.ofSeconds(1),
+            System::nanoTime);
+    // A delivery nacked for the longest retry delay comes back after it: still the same stall.
+    Duration active = settings.retry().maxDelay().multipliedBy(2).plusMinutes(1);
+    if (cfg.stuckAfter().compareTo(settings.retry().maxDelay()) <= 0) {
+      LOG.log(
+          Level.WARNING,
+          "postbox.inbox.stuck-after ("
+              + cfg.stuckAfter()
+              + ") is not above the retries' longest delay ("
+              + settings.retry().maxDelay()
+              + "): a subscription is reported stuck while it only waits to retry");
+    }
+    Stalls watch = new Stalls(active, System::nanoTime);
+    loop.watchedBy(watch);
+    DeadLetters letters = new DeadLetters(tx, dialect, name, handler, clock, cfg.dedupWindow());
+    running.put(
+        name,
+        new Running(
+            settings, r.destination(), letters, deferred, loop, watch, inbox.front(), counts));
+    CountDownLatch done = new CountDownLatch(1);
+    loopsDone.add(done);
+    executor.execute(() -> consume(name, loop, done));
+    LOG.log(
+        Level.INFO,
+        "Postbox inbox consuming "
+            + name
+            + (settings.deferred() ? " (deferred, " : " (inline, ")
+            + settings.workers()
+            + " workers) for types "
+            + (r.types().isEmpty() ? "(all)" : r.types()));
+  }
+
+  private void consume(String subscription, ConsumerLoop loop, CountDownLatch done) {
+    boolean ended = false;
+    try {
+      loop.run();
+      ended = true;
+    } finally {
+      if (!ended && !stopped) {
+        deadLoops.add(subscription); // an Error escaped: only a restart brings the loop back
+      }
+      done.countDown();
+    }
+  }
+
+  private void warnIfTheWindowIsShort(String destination) {
+    try {
+      InboxConfig.horizonWarning(
+              destination, cfg.dedupWindow(), broker.redeliveryHorizon(destination))
+          .ifPresent(w -> LOG.log(Level.WARNING, w));
+    } catch (RuntimeException e) {
+      LOG.log(
+          Level.INFO,
+          "could not read the broker's redelivery horizon for " + destination + ": " + e);
+    }
+  }
+
+  @Override
+  public List<InboxSubscription> subscriptions() {
+    return List.copyOf(running.values());
+  }
+
+  @Override
+  public Optional<InboxSubscription> subscription(String name) {
+    return Optional.ofNullable(running.get(name));
+  }
+
+  /** The running subscriptions, with what only the runtime's wiring needs (metrics). */
+  public List<Running> running() {
+    return List.copyOf(running.values());
+  }
+
+  /** Subscriptions whose consumer loop ended while the application was running. */
+  public Set<String> deadLoops() {
+    return Set.copyOf(deadLoops);
+  }
+
+  /** The last health reading (every five seconds). */
+  public InboxHealth health() {
+    return health;
+  }
+
+  /** Broker ping and a database round trip, every few seconds, for readiness. */
+  private void refreshHealth() {
+    Boolean brokerUp;
+    String brokerError = null;
+    try {
+      broker.ping(Duration.ofSeconds(3));
+      brokerUp = true;
+    } catch (UnsupportedOperationException cannotTell) {
+      brokerUp = null;
+    } catch (RuntimeException e) {
+      brokerUp = false;
+      brokerError = e.getMessage();
+    }
+    String dbError = null;
+    Map<String, Long> depths = new LinkedHashMap<>();
+    try {
+      for (Running r : running.values()) {
+        if (r.deferred != null) {
+          depths.put(r.name(), r.deferred.depth());
+        }
+      }
+      if (depths.isEmpty()) {
+        tx.inTransaction(c -> c.isValid(3));
+      }
+    } catch (RuntimeException e) {
+      dbError = e.toString();
+    }
+    Map<String, String> failing = new LinkedHashMap<>();
+    for (Running r : running.values()) {
+      r.loop
+          .failingFor()
+          .filter(d -> d.compareTo(RESUBSCRIBE_AFTER) >= 0)
+          .ifPresent(
+              d ->
+                  failing.put(
+                      r.name(), "failing for " + d.toSeconds() + " s: " + r.loop.lastError()));
+      noteStall(r, failing);
+    }
+    health =
+        new InboxHealth(
+            brokerUp,
+            brokerError,
+            dbError,
+            Collections.unmodifiableMap(depths),
+            Collections.unmodifiableMap(failing));
+  }
+
+  private void noteStall(Running r, Map<String, String> failing) {
+    String subscription = r.name();
+    Optional<Duration> stuck = r.stuckFor().filter(d -> d.compareTo(cfg.stuckAfter()) >= 0);
+    if (stuck.isPresent()) {
+      failing.put(
+          subscription,
+          "stuck for "
+              + stuck.get().toSeconds()
+              + " s: a delivery has been neither acknowledged nor dead-lettered (see"
+              + " postbox.inbox.stuck-after)");
+      if (reportedStuck.add(subscription)) {
+        LOG.log(
+            Level.WARNING,
+            "Postbox inbox subscription "
+                + subscription
+                + " is stuck: a delivery has waited "
+                + stuck.get().toSeconds()
+                + " s without being acknowledged or dead-lettered (retried or redelivered"
+                + " over and over); readiness is DOWN until it moves");
+      }
+    } else if (reportedStuck.remove(subscription)) {
+      LOG.log(Level.INFO, "Postbox inbox subscription " + subscription + " moves again");
+    }
+  }
+
+  private void purge(InboxRetention retention) {
+    try {
+      int deleted = retention.purge(cfg.dedupWindow(), cfg.retentionBatch());
+      if (deleted > 0) {
+        LOG.log(Level.INFO, "inbox retention deleted " + deleted + " rows past the dedup window");
+      }
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "inbox retention failed; next run retries: " + e);
+    }
+  }
+
+  private void redrive() {
+    for (Running r : running.values()) {
+      try {
+        int replayed = r.deadLetters.redrive(cfg.redriveDelay(), cfg.redriveMaxTimes(), 100);
+        if (replayed > 0) {
+          LOG.log(Level.INFO, "re-drove " + replayed + " dead letters of " + r.name());
+        }
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "dead-letter re-drive of " + r.name() + " failed: " + e);
+      }
+    }
+  }
+
+  /** Stops the loops and workers and waits up to 30 s for each loop to finish its batch. */
+  @Override
+  public void close() {
+    stopped = true;
+    scheduled.forEach(f -> f.cancel(false));
+    running.values().forEach(r -> r.loop.close());
+    running.values().stream().filter(r -> r.deferred != null).forEach(r -> r.deferred.close());
+    for (CountDownLatch done : loopsDone) {
+      try {
+        done.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    executor.shutdown();
+  }
+
+  /** The engine's own counts of one subscription, passed on to the caller's listener. */
+  private static final class Counts implements InboxListener {
+    private final InboxListener also;
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong processed = new AtomicLong();
+    private final AtomicLong duplicates = new AtomicLong();
+    private final AtomicLong conflicts = new AtomicLong();
+    private final AtomicLong retries = new AtomicLong();
+    private final AtomicLong deadLettered = new AtomicLong();
+
+    Counts(InboxListener also) {
+      this.also = also;
+    }
+
+    InboxCounts read() {
+      return new InboxCounts(
+          received.get(),
+          processed.get(),
+          duplicates.get(),
+          conflicts.get(),
+          retries.get(),
+          deadLettered.get());
+    }
+
+    /** Also wakes the deferred workers when events are queued. */
+    InboxListener waking(DeferredInbox workers) {
+      Counts counts = this;
+      return new InboxListener() {
+        @Override
+        public void processed(String subscription, Envelope event) {
+          counts.processed(subscription, event);
+        }
+
+        @Override
+        public void received(String subscription, Envelope event) {
+          counts.received(subscription, event);
+          workers.wake();
+        }
+
+        @Override
+        public void duplicate(String subscription, Envelope event) {
+          counts.duplicate(subscription, event);
+        }
+
+        @Override
+        public void retried(String subscription, Envelope event, int attempts) {
+          counts.retried(subscription, event, attempts);
+        }
+
+        @Override
+        public void deadLettered(String subscription, DeadLetterReason reason) {
+          counts.deadLettered(subscription, reason);
+        }
+      };
+    }
+
+    @Override
+    public void processed(String subscription, Envelope event) {
+      processed.incrementAndGet();
+      also.processed(subscription, event);
+    }
+
+    @Override
+    public void received(String subscription, Envelope event) {
+      received.incrementAndGet();
+      also.received(subscription, event);
+    }
+
+    @Override
+    public void duplicate(String subscription, Envelope event) {
+      duplicates.incrementAndGet();
+      also.duplicate(subscription, event);
+    }
+
+    @Override
+    public void retried(String subscription, Envelope event, int attempts) {
+      retries.incrementAndGet();
+      also.retried(subscription, event, attempts);
+    }
+
+    @Override
+    public void deadLettered(String subscription, DeadLetterReason reason) {
+      deadLettered.incrementAndGet();
+      if (reason == DeadLetterReason.CONFLICT) {
+        conflicts.incrementAndGet();
+      }
+      also.deadLettered(subscription, reason);
+    }
+  }
+}

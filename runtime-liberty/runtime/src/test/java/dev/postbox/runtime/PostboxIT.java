@@ -1,0 +1,223 @@
+package dev.postbox.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.api.InboxSubscription;
+import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.testing.TestDatabase;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * {@link Postbox#builder()} in plain Java, as an application that embeds Postbox without a
+ * container runs it: PostgreSQL, Kafka in the JVM, its own JDBC transactions. Events recorded in
+ * committed transactions reach the handler once each; a rolled-back one never does.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PostboxIT {
+
+  private static final KafkaTestBroker KAFKA = KafkaTestBroker.shared();
+
+  private TestDatabase db;
+  private Postbox postbox;
+  private final String topic = "embedded-" + UUID.randomUUID();
+  private final Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
+
+  @BeforeAll
+  void start() {
+    db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+    postbox =
+        Postbox.builder()
+            .settings(
+                PostboxSettings.parse(
+                    Map.of(
+                        "postbox.broker", "kafka",
+                        "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
+                        "postbox.partitions", "4",
+                        "postbox.poll-interval", "100ms",
+                        "postbox.durability.accept-unsafe", "true")))
+            .dataSource(db.dataSource())
+            .subscribe(
+                topic,
+                "embedded",
+                Set.of(),
+                (connection, event) ->
+                    handled
+                        .computeIfAbsent(event.id(), id -> new AtomicInteger())
+                        .incrementAndGet())
+            .start();
+  }
+
+  @AfterAll
+  void stop() {
+    if (postbox != null) {
+      postbox.close();
+    }
+    db.close();
+  }
+
+  @Test
+  void committedEventsReachTheHandlerOnceAndRolledBackOnesNever() throws SQLException {
+    List<String> committed = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+        committed.add(postbox.record(tx, event("order-" + (i % 3))));
+        tx.commit();
+      }
+    }
+    String rolledBack;
+    try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+      rolledBack = postbox.record(tx, event("order-0"));
+      tx.rollback();
+    }
+    // Recorded after the rolled-back one on its key: once it arrives, the other would have too.
+    String last;
+    try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+      last = postbox.record(tx, event("order-0"));
+      tx.commit();
+    }
+    committed.add(last);
+
+    await().atMost(Duration.ofSeconds(60)).until(() -> handled.keySet().containsAll(committed));
+    assertThat(handled).doesNotContainKey(rolledBack);
+    assertThat(handled.values()).allSatisfy(n -> assertThat(n.get()).isEqualTo(1));
+
+    InboxSubscription s = postbox.inbox().subscription(topic + "/embedded").orElseThrow();
+    assertThat(s.counts().processed()).isEqualTo(committed.size());
+    assertThat(s.deferredQueue()).isEmpty();
+    assertThat(s.deadLetters().openCount()).isZero();
+    assertThat(postbox.outboxOperations().publishedByThisInstance())
+        .isGreaterThanOrEqualTo(committed.size());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> postbox.outboxOperations().lag().pending() == 0);
+    assertThat(postbox.outboxOperations().leases()).hasSize(4);
+  }
+
+  @Test
+  void recordingOutsideATransactionFailsAndWritesNothing() throws SQLException {
+    long before = db.count("SELECT COUNT(*) FROM postbox_outbox");
+    JdbcCaller closed = new JdbcCaller(db.dataSource().getConnection());
+    closed.rollback();
+    closed.close();
+    assertThatThrownBy(() -> postbox.record(closed, event("k")))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no transaction");
+    assertThat(db.count("SELECT COUNT(*) FROM postbox_outbox")).isEqualTo(before);
+  }
+
+  @Test
+  void anInboxWithoutABrokerFailsAtStartNamingTheKey() {
+    assertThatThrownBy(
+            () ->
+                Postbox.builder()
+                    .settings(
+                        PostboxSettings.parse(
+                            Map.of(
+                                "postbox.relay.enabled",
+                                "false",
+                                "postbox.durability.accept-unsafe",
+                                "true")))
+                    .dataSource(db.dataSource())
+                    .subscribe(topic, "other", Set.of(), (c, e) -> {})
+                    .start())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("postbox.broker");
+  }
+
+  private OutboxEvent event(String key) {
+    return OutboxEvent.builder().destination(topic).key(key).type("Tested").json("{}").build();
+  }
+
+  /** The application's own JDBC transaction; after-commit work runs after {@link #commit}. */
+  private static final class JdbcCaller implements CallerTransaction, AutoCloseable {
+    private final Connection c;
+    private final Map<Object, Object> values = new HashMap<>();
+    private final List<Runnable> afterCommit = new ArrayList<>();
+    private boolean active = true;
+
+    JdbcCaller(Connection c) throws SQLException {
+      this.c = c;
+      c.setAutoCommit(false);
+    }
+
+    @Override
+    public void checkActive() {
+      if (!active) {
+        throw new IllegalStateException("no transaction is active");
+      }
+    }
+
+    @Override
+    public Connection connection() {
+      // closing it leaves the transaction's connection open
+      return (Connection)
+          Proxy.newProxyInstance(
+              Connection.class.getClassLoader(),
+              new Class<?>[] {Connection.class},
+              (proxy, method, args) -> {
+                if (method.getName().equals("close")) {
+                  return null;
+                }
+                try {
+                  return method.invoke(c, args);
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                  throw e.getCause();
+                }
+              });
+    }
+
+    @Override
+    public void setRollbackOnly() {
+      active = false;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> T perTransaction(Object key, Supplier<T> create, Consumer<T> after) {
+      return (T)
+          values.computeIfAbsent(
+              key,
+              k -> {
+                T value = create.get();
+                afterCommit.add(() -> after.accept(value));
+                return value;
+              });
+    }
+
+    void commit() throws SQLException {
+      c.commit();
+      active = false;
+      afterCommit.forEach(Runnable::run);
+    }
+
+    void rollback() throws SQLException {
+      c.rollback();
+      active = false;
+    }
+
+    @Override
+    public void close() throws SQLException {
+      c.close();
+    }
+  }
+}
