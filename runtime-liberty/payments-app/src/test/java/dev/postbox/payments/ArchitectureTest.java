@@ -1,21 +1,50 @@
 package dev.postbox.payments;
 
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import dev.postbox.runtime.jakarta.EventHandler;
+import dev.postbox.runtime.jakarta.Handles;
+import dev.postbox.runtime.jakarta.Idempotent;
+import dev.postbox.runtime.jakarta.JsonEventHandler;
 import org.junit.jupiter.api.Test;
 
 class ArchitectureTest {
 
+  private static final JavaClasses APP =
+      new ClassFileImporter()
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+          .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+          .importPackages("dev.postbox.payments");
+
+  @Test
+  void theAppUsesPostboxThroughItsApiOnly() {
+    noClasses()
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("dev.postbox.runtime..")
+                .and(not(resideInAPackage("dev.postbox.runtime.api..")))
+                .and(
+                    not(
+                        belongToAnyOf(
+                            Handles.class,
+                            EventHandler.class,
+                            JsonEventHandler.class,
+                            Idempotent.class))))
+        .because(
+            "an application sees Postbox's API package, the SPI, and the annotations and handler"
+                + " types it declares its beans with; the engine and the wiring may change")
+        .check(APP);
+  }
+
   @Test
   void theShippedAppHoldsNoTestInstrument() {
-    JavaClasses app =
-        new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
-            .importPackages("dev.postbox.payments");
+    JavaClasses app = APP;
     noClasses()
         .should()
         .dependOnClassesThat()

@@ -1,25 +1,19 @@
 package dev.postbox.runtime.inbox;
 
-import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.api.InboxCounts;
 import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
-import dev.postbox.runtime.dedup.DedupFront;
 import dev.postbox.spi.Broker;
-import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -29,7 +23,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 
 /**
@@ -73,12 +66,12 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
   private final String memberName;
   private final InboxConfig cfg;
   private final Clock clock;
-  private final Map<String, Running> running = new LinkedHashMap<>();
-  private final Set<String> reportedStuck = ConcurrentHashMap.newKeySet();
+  private final Map<String, RunningSubscription> running = new LinkedHashMap<>();
   private final Set<String> deadLoops = ConcurrentHashMap.newKeySet();
   private final List<CountDownLatch> loopsDone = new ArrayList<>();
   private final List<ScheduledFuture<?>> scheduled = new ArrayList<>();
   private final ExecutorService executor;
+  private final InboxHealthReader healthReader;
   private volatile InboxHealth health = InboxHealth.NOT_CHECKED;
   private volatile boolean stopped;
 
@@ -105,6 +98,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     this.cfg = cfg;
     this.clock = clock;
     this.executor = Executors.newCachedThreadPool(threads);
+    this.healthReader = new InboxHealthReader(broker, tx, cfg.stuckAfter());
     if (registrations.isEmpty()) {
       health = InboxHealth.NONE;
       return;
@@ -126,87 +120,6 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshHealth, 0, 5, TimeUnit.SECONDS));
   }
 
-  /** One running subscription. */
-  public final class Running implements InboxSubscription {
-    private final InboxSettings settings;
-    private final String destination;
-    private final DeadLetters deadLetters;
-    private final DeferredInbox deferred;
-    private final ConsumerLoop loop;
-    private final Stalls stalls;
-    private final DedupFront front;
-    private final Counts counts;
-
-    private Running(
-        InboxSettings settings,
-        String destination,
-        DeadLetters deadLetters,
-        DeferredInbox deferred,
-        ConsumerLoop loop,
-        Stalls stalls,
-        DedupFront front,
-        Counts counts) {
-      this.settings = settings;
-      this.destination = destination;
-      this.deadLetters = deadLetters;
-      this.deferred = deferred;
-      this.loop = loop;
-      this.stalls = stalls;
-      this.front = front;
-      this.counts = counts;
-    }
-
-    @Override
-    public String name() {
-      return settings.subscription();
-    }
-
-    @Override
-    public String destination() {
-      return destination;
-    }
-
-    @Override
-    public boolean deferred() {
-      return settings.deferred();
-    }
-
-    @Override
-    public InboxCounts counts() {
-      return counts.read();
-    }
-
-    @Override
-    public long duplicatesSinceFirstStart() {
-      return new InboxCounters(tx, dialect).duplicates(name());
-    }
-
-    @Override
-    public OptionalLong deferredQueue() {
-      return deferred == null ? OptionalLong.empty() : OptionalLong.of(deferred.depth());
-    }
-
-    @Override
-    public DeadLetters deadLetters() {
-      return deadLetters;
-    }
-
-    /** The settings it runs with, after the broker's limits. */
-    public InboxSettings settings() {
-      return settings;
-    }
-
-    /** How long a delivery has waited without being acknowledged or dead-lettered, if any. */
-    public Optional<Duration> stuckFor() {
-      return stalls.stuckFor();
-    }
-
-    /** The in-memory dedup front, or null when it has none. */
-    public DedupFront front() {
-      return front;
-    }
-  }
-
   private void start(Registration r, InboxListener also) {
     InboxSettings configured = cfg.settingsFor(r.destination(), r.group(), r.types());
     Duration maxNack = broker.capabilities().maxNackDelay();
@@ -222,7 +135,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
               + configured.retry().maxDelay());
     }
     String name = settings.subscription();
-    Counts counts = new Counts(also);
+    InboxCounting counts = new InboxCounting(also);
     InboxHandler handler =
         (connection, event) -> {
           long began = System.nanoTime();
@@ -275,8 +188,16 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     DeadLetters letters = new DeadLetters(tx, dialect, name, handler, clock, cfg.dedupWindow());
     running.put(
         name,
-        new Running(
-            settings, r.destination(), letters, deferred, loop, watch, inbox.front(), counts));
+        new RunningSubscription(
+            settings,
+            r.destination(),
+            letters,
+            deferred,
+            loop,
+            watch,
+            inbox.front(),
+            counts,
+            new InboxCounters(tx, dialect)));
     CountDownLatch done = new CountDownLatch(1);
     loopsDone.add(done);
     executor.execute(() -> consume(name, loop, done));
@@ -326,7 +247,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
   }
 
   /** The running subscriptions, with what only the runtime's wiring needs (metrics). */
-  public List<Running> running() {
+  public List<RunningSubscription> running() {
     return List.copyOf(running.values());
   }
 
@@ -340,76 +261,8 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     return health;
   }
 
-  /** Broker ping and a database round trip, every few seconds, for readiness. */
   private void refreshHealth() {
-    Boolean brokerUp;
-    String brokerError = null;
-    try {
-      broker.ping(Duration.ofSeconds(3));
-      brokerUp = true;
-    } catch (UnsupportedOperationException cannotTell) {
-      brokerUp = null;
-    } catch (RuntimeException e) {
-      brokerUp = false;
-      brokerError = e.getMessage();
-    }
-    String dbError = null;
-    Map<String, Long> depths = new LinkedHashMap<>();
-    try {
-      for (Running r : running.values()) {
-        if (r.deferred != null) {
-          depths.put(r.name(), r.deferred.depth());
-        }
-      }
-      if (depths.isEmpty()) {
-        tx.inTransaction(c -> c.isValid(3));
-      }
-    } catch (RuntimeException e) {
-      dbError = e.toString();
-    }
-    Map<String, String> failing = new LinkedHashMap<>();
-    for (Running r : running.values()) {
-      r.loop
-          .failingFor()
-          .filter(d -> d.compareTo(RESUBSCRIBE_AFTER) >= 0)
-          .ifPresent(
-              d ->
-                  failing.put(
-                      r.name(), "failing for " + d.toSeconds() + " s: " + r.loop.lastError()));
-      noteStall(r, failing);
-    }
-    health =
-        new InboxHealth(
-            brokerUp,
-            brokerError,
-            dbError,
-            Collections.unmodifiableMap(depths),
-            Collections.unmodifiableMap(failing));
-  }
-
-  private void noteStall(Running r, Map<String, String> failing) {
-    String subscription = r.name();
-    Optional<Duration> stuck = r.stuckFor().filter(d -> d.compareTo(cfg.stuckAfter()) >= 0);
-    if (stuck.isPresent()) {
-      failing.put(
-          subscription,
-          "stuck for "
-              + stuck.get().toSeconds()
-              + " s: a delivery has been neither acknowledged nor dead-lettered (see"
-              + " postbox.inbox.stuck-after)");
-      if (reportedStuck.add(subscription)) {
-        LOG.log(
-            Level.WARNING,
-            "Postbox inbox subscription "
-                + subscription
-                + " is stuck: a delivery has waited "
-                + stuck.get().toSeconds()
-                + " s without being acknowledged or dead-lettered (retried or redelivered"
-                + " over and over); readiness is DOWN until it moves");
-      }
-    } else if (reportedStuck.remove(subscription)) {
-      LOG.log(Level.INFO, "Postbox inbox subscription " + subscription + " moves again");
-    }
+    health = healthReader.read(running.values());
   }
 
   private void purge(InboxRetention retention) {
@@ -424,7 +277,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
   }
 
   private void redrive() {
-    for (Running r : running.values()) {
+    for (RunningSubscription r : running.values()) {
       try {
         int replayed = r.deadLetters.redrive(cfg.redriveDelay(), cfg.redriveMaxTimes(), 100);
         if (replayed > 0) {
@@ -451,95 +304,5 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
       }
     }
     executor.shutdown();
-  }
-
-  /** The engine's own counts of one subscription, passed on to the caller's listener. */
-  private static final class Counts implements InboxListener {
-    private final InboxListener also;
-    private final AtomicLong received = new AtomicLong();
-    private final AtomicLong processed = new AtomicLong();
-    private final AtomicLong duplicates = new AtomicLong();
-    private final AtomicLong conflicts = new AtomicLong();
-    private final AtomicLong retries = new AtomicLong();
-    private final AtomicLong deadLettered = new AtomicLong();
-
-    Counts(InboxListener also) {
-      this.also = also;
-    }
-
-    InboxCounts read() {
-      return new InboxCounts(
-          received.get(),
-          processed.get(),
-          duplicates.get(),
-          conflicts.get(),
-          retries.get(),
-          deadLettered.get());
-    }
-
-    /** Also wakes the deferred workers when events are queued. */
-    InboxListener waking(DeferredInbox workers) {
-      Counts counts = this;
-      return new InboxListener() {
-        @Override
-        public void processed(String subscription, Envelope event) {
-          counts.processed(subscription, event);
-        }
-
-        @Override
-        public void received(String subscription, Envelope event) {
-          counts.received(subscription, event);
-          workers.wake();
-        }
-
-        @Override
-        public void duplicate(String subscription, Envelope event) {
-          counts.duplicate(subscription, event);
-        }
-
-        @Override
-        public void retried(String subscription, Envelope event, int attempts) {
-          counts.retried(subscription, event, attempts);
-        }
-
-        @Override
-        public void deadLettered(String subscription, DeadLetterReason reason) {
-          counts.deadLettered(subscription, reason);
-        }
-      };
-    }
-
-    @Override
-    public void processed(String subscription, Envelope event) {
-      processed.incrementAndGet();
-      also.processed(subscription, event);
-    }
-
-    @Override
-    public void received(String subscription, Envelope event) {
-      received.incrementAndGet();
-      also.received(subscription, event);
-    }
-
-    @Override
-    public void duplicate(String subscription, Envelope event) {
-      duplicates.incrementAndGet();
-      also.duplicate(subscription, event);
-    }
-
-    @Override
-    public void retried(String subscription, Envelope event, int attempts) {
-      retries.incrementAndGet();
-      also.retried(subscription, event, attempts);
-    }
-
-    @Override
-    public void deadLettered(String subscription, DeadLetterReason reason) {
-      deadLettered.incrementAndGet();
-      if (reason == DeadLetterReason.CONFLICT) {
-        conflicts.incrementAndGet();
-      }
-      also.deadLettered(subscription, reason);
-    }
   }
 }

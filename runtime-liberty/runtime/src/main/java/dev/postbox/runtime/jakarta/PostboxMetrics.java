@@ -3,8 +3,8 @@ package dev.postbox.runtime.jakarta;
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.Lag;
-import dev.postbox.runtime.inbox.InboxEngine;
 import dev.postbox.runtime.inbox.InboxListener;
+import dev.postbox.runtime.inbox.RunningSubscription;
 import dev.postbox.runtime.relay.OutboxEngine;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -41,7 +41,7 @@ class PostboxMetrics {
                 .map(o -> Duration.between(o.since(), Instant.now()).toSeconds())
                 .max(Long::compare)
                 .orElse(0L));
-    for (InboxEngine.Running r : postbox.inboxEngine().running()) {
+    for (RunningSubscription r : postbox.inboxEngine().running()) {
       Tag tag = new Tag("subscription", r.name());
       if (r.front() != null) {
         metrics.gauge("postbox.inbox.front.ids", r.front()::size, tag);
