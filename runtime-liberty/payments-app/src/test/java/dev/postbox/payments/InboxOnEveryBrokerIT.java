@@ -6,30 +6,22 @@ import static org.awaitility.Awaitility.await;
 import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
+import dev.postbox.runtime.Postbox;
+import dev.postbox.runtime.PostboxSettings;
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterOperations;
 import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.db.Dialect;
-import dev.postbox.runtime.db.Migrations;
-import dev.postbox.runtime.db.Transactions;
-import dev.postbox.runtime.inbox.ConsumerLoop;
-import dev.postbox.runtime.inbox.DeadLetters;
 import dev.postbox.runtime.inbox.InboxHandler;
-import dev.postbox.runtime.inbox.InboxListener;
-import dev.postbox.runtime.inbox.InboxProcessor;
-import dev.postbox.runtime.inbox.InboxSettings;
-import dev.postbox.runtime.inbox.Stalls;
-import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.runtime.inbox.RunningSubscription;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
-import dev.postbox.spi.Subscription;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -38,8 +30,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -60,7 +50,8 @@ import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
  *
  * <p>Every poison class that once stalled a subscription, on every broker and every database: each
  * ends as a stored dead letter with its reason, the event after them is processed, and no delivery
- * stays in flight (the inbox's own {@link Stalls} watch, which readiness reads, has none left).
+ * stays in flight (the inbox's own stall watch, which readiness reads, has none left). The inbox
+ * runs as an application that embeds Postbox runs it, through {@code Postbox.builder()}.
  *
  * <p>The classes: an unknown type whose CloudEvents {@code time} no database stores; a NUL in the
  * event id; raw headers larger than the dead-letter columns; a payload above the inbox's limit; a
@@ -106,43 +97,27 @@ class InboxOnEveryBrokerIT {
   void everyPoisonClassEndsAsAStoredDeadLetterAndNoDeliveryStaysInFlight(
       String brokerName, String db) throws Exception {
     DataSource ds = database(db);
-    Dialect dialect = Migrations.migrate(ds);
-    Transactions tx = Transactions.jdbc(ds);
     String destination = "poison-" + UUID.randomUUID().toString().substring(0, 8);
     Broker broker = Brokers.open(brokerName, adapterConfig(brokerName, destination));
     cleanup.add(0, broker);
     String group = "g-" + destination;
     String subscription = destination + "/" + group;
     Set<String> processed = ConcurrentHashMap.newKeySet();
-    InboxHandler handler = (c, e) -> processed.add(e.id());
-    InboxSettings settings =
-        InboxSettings.of(subscription)
-            .withTypes(Set.of("OrderCaptured"))
-            .withMaxPayloadBytes(MAX_PAYLOAD)
-            .withRetry(new RetryPolicy(3, Duration.ofMillis(50), Duration.ofMillis(200), 0));
-    InboxProcessor inbox =
-        new InboxProcessor(
-            tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE, null);
-    Subscription s = Subscription.of(destination, group);
-    Stalls stalls = new Stalls(Duration.ofMinutes(15), System::nanoTime);
-    ConsumerLoop loop =
-        new ConsumerLoop(
-                subscription,
-                broker.subscribe(s),
-                () -> broker.subscribe(s),
-                inbox::process,
-                Duration.ofSeconds(30),
-                Duration.ofMillis(200),
-                System::nanoTime)
-            .watchedBy(stalls);
-    ExecutorService thread = Executors.newSingleThreadExecutor();
-    thread.execute(loop);
-    cleanup.add(
-        0,
-        () -> {
-          loop.close();
-          thread.shutdown();
-        });
+    Postbox postbox =
+        track(
+            Postbox.builder()
+                .settings(
+                    inboxOnly(
+                        "postbox.inbox.max-payload-bytes", Integer.toString(MAX_PAYLOAD),
+                        "postbox.inbox.max-attempts", "3",
+                        "postbox.inbox.initial-delay", "50ms",
+                        "postbox.inbox.max-delay", "200ms"))
+                .dataSource(ds)
+                .broker(broker)
+                .subscribe(
+                    destination, group, Set.of("OrderCaptured"), (c, e) -> processed.add(e.id()))
+                .start());
+    RunningSubscription running = postbox.inboxEngine().running().get(0);
 
     Map<String, DeadLetterReason> expected = new LinkedHashMap<>();
     expected.put("far-future time, unknown type", DeadLetterReason.UNKNOWN_TYPE);
@@ -173,14 +148,14 @@ class InboxOnEveryBrokerIT {
             .build();
     broker.publisher().publish(destination, good);
 
-    DeadLetters letters =
-        new DeadLetters(tx, dialect, subscription, (c, e) -> {}, Clock.systemUTC());
+    DeadLetterOperations letters =
+        postbox.inbox().subscription(subscription).orElseThrow().deadLetters();
     await()
         .atMost(Duration.ofSeconds(60))
         .until(() -> processed.contains(good.id()) && letters.open(20).size() == expected.size());
     await()
         .atMost(Duration.ofSeconds(30))
-        .until(() -> stalls.stuckFor().isEmpty()); // every delivery acknowledged
+        .until(() -> running.stuckFor().isEmpty()); // every delivery acknowledged
     List<DeadLetter> open = letters.open(20);
     // The far-future time on an unknown type is UNKNOWN_TYPE where the adapter reads the time, or
     // MALFORMED where it refuses it; either way a stored letter, never replayable.
@@ -223,8 +198,6 @@ class InboxOnEveryBrokerIT {
     // delay, while the failing one waited longer and longer: on Artemis and SQS they came back,
     // and were processed, first.
     DataSource ds = database("h2");
-    Dialect dialect = Migrations.migrate(ds);
-    Transactions tx = Transactions.jdbc(ds);
     boolean fifo = brokerName.equals("sqs-fifo");
     String adapter = fifo ? "sqs" : brokerName;
     String destination =
@@ -248,30 +221,17 @@ class InboxOnEveryBrokerIT {
           }
           applied.add(n);
         };
-    InboxSettings settings =
-        InboxSettings.of(subscription)
-            .withRetry(new RetryPolicy(10, Duration.ofMillis(200), Duration.ofSeconds(2), 0));
-    InboxProcessor inbox =
-        new InboxProcessor(
-            tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE, null);
-    Subscription s = Subscription.of(destination, group);
-    ConsumerLoop loop =
-        new ConsumerLoop(
-            subscription,
-            broker.subscribe(s),
-            () -> broker.subscribe(s),
-            inbox::process,
-            Duration.ofSeconds(30),
-            Duration.ofMillis(200),
-            System::nanoTime);
-    ExecutorService thread = Executors.newSingleThreadExecutor();
-    thread.execute(loop);
-    cleanup.add(
-        0,
-        () -> {
-          loop.close();
-          thread.shutdown();
-        });
+    track(
+        Postbox.builder()
+            .settings(
+                inboxOnly(
+                    "postbox.inbox.max-attempts", "10",
+                    "postbox.inbox.initial-delay", "200ms",
+                    "postbox.inbox.max-delay", "2s"))
+            .dataSource(ds)
+            .broker(broker)
+            .subscribe(destination, group, Set.of(), handler)
+            .start());
     List<Envelope> events = new ArrayList<>();
     for (int i = 1; i <= 4; i++) {
       events.add(
@@ -285,6 +245,18 @@ class InboxOnEveryBrokerIT {
     broker.publisher().publishAll(destination, events);
     await().atMost(Duration.ofSeconds(60)).until(() -> applied.size() == 4);
     assertThat(applied).containsExactly("1", "2", "3", "4");
+  }
+
+  /** No relay, the test's broker, and the inbox settings given as key, value, key, value. */
+  private static PostboxSettings inboxOnly(String... keyValues) {
+    Map<String, String> raw = new java.util.HashMap<>();
+    raw.put("postbox.relay.enabled", "false");
+    // the test databases run with the settings of a developer's machine
+    raw.put("postbox.durability.accept-unsafe", "true");
+    for (int i = 0; i < keyValues.length; i += 2) {
+      raw.put(keyValues[i], keyValues[i + 1]);
+    }
+    return PostboxSettings.parse(raw);
   }
 
   // ---- brokers: the adapter's settings, and raw messages no adapter would send ----

@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  * database is down) came from a working consumer; a new one would not help, and with Kafka it would
  * cost the group a rebalance. Both kinds are reported by {@link #failingFor()}.
  */
-public final class ConsumerLoop implements Runnable {
+final class ConsumerLoop implements Runnable {
 
   private static final System.Logger LOG = System.getLogger(ConsumerLoop.class.getName());
 

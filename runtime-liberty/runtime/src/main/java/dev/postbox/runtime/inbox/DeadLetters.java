@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Optional;
 
 /** The operator's view of one subscription's dead letters: list, inspect, replay, discard. */
-public final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations {
+final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations {
 
   private static final int PAGE = 100;
 

@@ -4,7 +4,7 @@ import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 
 /** The inbox's durable counts, which survive restarts (unlike the in-memory metrics). */
-public final class InboxCounters {
+final class InboxCounters {
 
   private final Transactions tx;
   private final InboxRepository repo;

@@ -13,7 +13,7 @@ import java.time.Instant;
  * again, so the window must outlast the broker's redelivery horizon. Rows still waiting for a
  * deferred worker (RECEIVED) are kept, however old.
  */
-public final class InboxRetention {
+final class InboxRetention {
 
   /** The default dedup window. */
   /**

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetterOperations;
 import dev.postbox.runtime.api.InboxCounts;
 import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.dedup.DedupFront;
@@ -72,7 +73,7 @@ public final class RunningSubscription implements InboxSubscription {
   }
 
   @Override
-  public DeadLetters deadLetters() {
+  public DeadLetterOperations deadLetters() {
     return deadLetters;
   }
 

@@ -21,7 +21,7 @@ import java.util.function.LongSupplier;
  * gave it up, and is forgotten. {@code activeWithin} must be longer than the longest nack delay, or
  * a delivery nacked for that long is forgotten before it returns.
  */
-public final class Stalls {
+final class Stalls {
 
   private final long activeNanos;
   private final LongSupplier nanoTime;

@@ -10,7 +10,7 @@ import java.time.Clock;
 import java.util.List;
 
 /** What an operator may do with the outbox: see lag and failed rows, retry or discard them. */
-public final class OutboxAdmin {
+final class OutboxAdmin {
 
   private final Transactions tx;
   private final OutboxRepository rows;

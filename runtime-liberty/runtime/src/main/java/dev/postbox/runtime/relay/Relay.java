@@ -216,7 +216,7 @@ public final class Relay implements AutoCloseable {
   }
 
   /** The operator's view of the outbox: failed rows, retry, discard, lag. */
-  public OutboxAdmin admin() {
+  OutboxAdmin admin() {
     return new OutboxAdmin(tx, rows, clock);
   }
 
