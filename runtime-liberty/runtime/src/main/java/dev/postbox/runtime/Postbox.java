@@ -50,6 +50,9 @@ import javax.sql.DataSource;
  * ...
  * postbox.close();
  * }</pre>
+ *
+ * <p>(Over 300 lines with its {@link Builder}: each of the builder's inputs is a documented
+ * method.)
  */
 public final class Postbox implements AutoCloseable {
 

@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
  * removes them from the queue. If a handler fails, that transaction rolls back and the claimed
  * events are run one per transaction, so a failing event cannot hold back events of other keys. A
  * failure counts an attempt (in its own transaction) and delays the event with back-off; its key
- * waits behind it. After the last attempt it is dead-lettered and its key moves on.
+ * waits behind it. After the last attempt it is dead-lettered and its key moves on. (A little over
+ * 300 lines: the workers' loop with its wake-ups and shutdown, beside the attempt itself.)
  */
 public final class DeferredInbox implements AutoCloseable {
 

@@ -30,7 +30,8 @@ import java.util.function.Function;
  * each delivery batch through an {@link InboxProcessor}; in deferred mode also the subscription's
  * workers. Schedules inbox retention and the optional dead-letter re-drive, and takes the health
  * reading every five seconds. Assembled by {@code Postbox.builder()}; also the {@link
- * InboxOperations}.
+ * InboxOperations}. (About 300 lines: start, health, retention, re-drive and an ordered close of
+ * every subscription.)
  */
 public final class InboxEngine implements InboxOperations, AutoCloseable {
 

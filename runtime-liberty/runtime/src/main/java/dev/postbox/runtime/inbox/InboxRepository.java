@@ -17,7 +17,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
-/** The inbox, attempt and dead-letter tables, in parameterised JDBC on the caller's connection. */
+/**
+ * The inbox, attempt and dead-letter tables, in parameterised JDBC on the caller's connection.
+ * (Long, as a repository is: one method per statement on three tables.)
+ */
 final class InboxRepository {
 
   /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */

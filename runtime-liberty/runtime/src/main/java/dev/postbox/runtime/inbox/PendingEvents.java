@@ -25,7 +25,8 @@ import java.util.Set;
  * neither sees the other's uncommitted row. So whoever commits may have missed the other re-checks
  * after its commit ({@link #promote} in a transaction of its own): of the two re-checks, the later
  * one sees both commits. {@link #sweep} repairs heads lost to a crash between a commit and its
- * re-check.
+ * re-check. (Long because the queue's claim, head promotion and sweep must be read together: each
+ * relies on the others' ordering to keep one event per key in flight.)
  */
 final class PendingEvents {
 

@@ -19,7 +19,8 @@ import java.util.TreeSet;
 
 /**
  * The outbox table, in plain parameterised JDBC. Every method works on the caller's connection and
- * inside the caller's transaction.
+ * inside the caller's transaction. (Long, as a repository is: one method per statement on the
+ * outbox table, from insert and claim to the operator's bulk retry and discard.)
  */
 public final class OutboxRepository {
 

@@ -2,8 +2,10 @@ package dev.postbox.runtime.relay;
 
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -254,5 +256,33 @@ final class LeaseManager {
           }
           return null;
         });
+  }
+
+  /**
+   * Whether this instance holds the partition's lease (locking its row, so a takeover skips it
+   * until the claim or settle commits): true with at least a quarter of the lease left, false with
+   * less (the heartbeat is late), null if another instance holds it or it expired.
+   */
+  Boolean holdsWithTimeToSpare(Connection c, int partition) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT owner, lease_until, "
+                + dialect.now()
+                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
+      ps.setInt(1, partition);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        Instant until = dialect.read(rs, "lease_until");
+        Instant now = dialect.read(rs, "db_now"); // leases live in the database's time
+        if (!settings.instanceId().equals(rs.getString("owner"))
+            || until == null
+            || !until.isAfter(now)) {
+          return null;
+        }
+        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
+      }
+    }
   }
 }

@@ -1,27 +1,16 @@
 package dev.postbox.runtime.relay;
 
 import dev.postbox.runtime.api.BrokerOutage;
-import dev.postbox.runtime.checkpoint.Checkpoint;
-import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.retention.Retention;
-import dev.postbox.spi.BatchPublishException;
-import dev.postbox.spi.Batches;
-import dev.postbox.spi.BrokerException;
-import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Publisher;
 import java.lang.System.Logger.Level;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -60,6 +49,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * is out ({@link Outages}): one batch at a time probes it while the rest wait without calling the
  * broker, and when it answers again its waiting rows go at once. Work arrives by {@link #wake(int)}
  * right after an application commit, and by polling as a safety net.
+ *
+ * <p>(Near 400 lines: the scheduling of partitions over workers, with wake-ups, heartbeats, polls,
+ * fencing and an orderly close, is one piece; the broker calls are in {@link BatchSender}, the
+ * second transaction in {@link Settlement}, the leases in {@link LeaseManager}.)
  */
 public final class Relay implements AutoCloseable {
 
@@ -76,6 +69,8 @@ public final class Relay implements AutoCloseable {
   private final LeaseManager leases;
   private final Retention retention;
   private final Outages outages;
+  private final BatchSender sender;
+  private final Settlement settlement;
   private final java.util.concurrent.Semaphore slots;
   private final java.util.Queue<Integer> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
   private final Map<Integer, AtomicBoolean> queued = new ConcurrentHashMap<>();
@@ -109,6 +104,8 @@ public final class Relay implements AutoCloseable {
     this.leases = new LeaseManager(tx, dialect, settings);
     this.retention = new Retention(tx, dialect, clock);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
+    this.sender = new BatchSender(publisher, outages, clock);
+    this.settlement = new Settlement(rows, settings, clock, listener);
     this.slots = new java.util.concurrent.Semaphore(settings.workerThreads());
   }
 
@@ -270,7 +267,7 @@ public final class Relay implements AutoCloseable {
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              Boolean owner = ownsWithTimeToSpare(c, partition);
+              Boolean owner = leases.holdsWithTimeToSpare(c, partition);
               if (owner == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
@@ -283,7 +280,7 @@ public final class Relay implements AutoCloseable {
     if (batch.isEmpty()) {
       return 0;
     }
-    Outcome outcome = publish(batch);
+    BatchSender.Outcome outcome = sender.publish(batch);
     List<OutboxRow> done = new ArrayList<>();
     boolean settled =
         tx.inTransaction(
@@ -291,10 +288,10 @@ public final class Relay implements AutoCloseable {
               // Fencing: only the lease's holder marks rows. One that lost the lease while it
               // published (paused longer than the lease) marks nothing; the new owner publishes
               // the rows again, and the inbox skips those copies.
-              if (ownsWithTimeToSpare(c, partition) == null) {
+              if (leases.holdsWithTimeToSpare(c, partition) == null) {
                 return false;
               }
-              settle(c, batch, outcome, done);
+              settlement.settle(c, batch, outcome, done);
               return true;
             });
     if (!settled) {
@@ -321,221 +318,6 @@ public final class Relay implements AutoCloseable {
       owned.forEach(this::wake); // rows held during the outage are due now
     }
     return batch.size();
-  }
-
-  /**
-   * Whether this instance holds the partition's lease (locking its row, so a takeover skips it
-   * until the claim or settle commits): true with at least a quarter of the lease left, false with
-   * less (the heartbeat is late), null if another instance holds it or it expired.
-   */
-  private Boolean ownsWithTimeToSpare(Connection c, int partition) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT owner, lease_until, "
-                + rows.dialect().now()
-                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
-      ps.setInt(1, partition);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        Instant until = rows.dialect().read(rs, "lease_until");
-        Instant now = rows.dialect().read(rs, "db_now"); // leases live in the database's time
-        if (!settings.instanceId().equals(rs.getString("owner"))
-            || until == null
-            || !until.isAfter(now)) {
-          return null;
-        }
-        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
-      }
-    }
-  }
-
-  /**
-   * What a batch's broker calls came to.
-   *
-   * @param failures each failed row's error
-   * @param held rows not sent because their destination is out, with when to try them again
-   * @param recovered destinations whose outage this batch ended
-   */
-  private record Outcome(
-      Map<Long, BrokerException> failures, Map<Long, Instant> held, Set<String> recovered) {}
-
-  /** Publishes the batch per destination, keeping id order; no transaction is open meanwhile. */
-  private Outcome publish(List<OutboxRow> batch) {
-    Map<Long, BrokerException> failures = new HashMap<>();
-    Map<Long, Instant> held = new HashMap<>();
-    Set<String> recovered = new HashSet<>();
-    Map<String, BrokerException> failedKeys = new HashMap<>();
-    int from = 0;
-    while (from < batch.size()) {
-      String destination = batch.get(from).destination();
-      int to = from;
-      while (to < batch.size() && batch.get(to).destination().equals(destination)) {
-        to++;
-      }
-      List<OutboxRow> group = batch.subList(from, to);
-      from = to;
-      publishGroup(destination, group, failures, held, recovered, failedKeys);
-    }
-    return new Outcome(failures, held, recovered);
-  }
-
-  /** One destination's run of rows: sends what may go, records what failed, by row and by key. */
-  private void publishGroup(
-      String destination,
-      List<OutboxRow> group,
-      Map<Long, BrokerException> failures,
-      Map<Long, Instant> held,
-      Set<String> recovered,
-      Map<String, BrokerException> failedKeys) {
-    try {
-      sendGroup(destination, group, failures, held, recovered, failedKeys);
-    } finally {
-      for (OutboxRow row : group) {
-        BrokerException failure = failures.get(row.id());
-        if (failure != null && row.key() != null) {
-          failedKeys.putIfAbsent(row.key(), failure);
-        }
-      }
-    }
-  }
-
-  private void sendGroup(
-      String destination,
-      List<OutboxRow> group,
-      Map<Long, BrokerException> failures,
-      Map<Long, Instant> held,
-      Set<String> recovered,
-      Map<String, BrokerException> failedKeys) {
-    List<Envelope> envelopes = new ArrayList<>(group.size());
-    List<OutboxRow> sendable = new ArrayList<>(group.size());
-    for (OutboxRow row : group) {
-      BrokerException earlier = row.key() == null ? null : failedKeys.get(row.key());
-      if (earlier != null) {
-        // Order is per key, across destinations: a row never overtakes an earlier row of its
-        // key that did not go, whatever destination either has.
-        failures.put(row.id(), Batches.heldBack(earlier));
-        continue;
-      }
-      try {
-        envelopes.add(row.toEnvelope());
-        sendable.add(row);
-      } catch (IllegalArgumentException poison) {
-        failures.put(
-            row.id(),
-            new dev.postbox.spi.PermanentBrokerException(
-                "row is not a valid event: " + poison.getMessage()));
-      }
-    }
-    if (sendable.isEmpty()) {
-      return;
-    }
-    Outages.Outage out = outages.hold(destination, clock.instant());
-    if (out != null) {
-      BrokerException wait = Outages.held(destination, out);
-      for (OutboxRow row : sendable) {
-        failures.put(row.id(), wait);
-        held.put(row.id(), out.heldUntil(clock.instant(), outages.interval()));
-      }
-      return;
-    }
-    BrokerException whole = null; // set when nothing went through and every failure is retriable
-    boolean answered = false;
-    try {
-      publisher.publishAll(destination, envelopes);
-      Checkpoints.reach(Checkpoint.RELAY_PUBLISHED_NOT_MARKED);
-      answered = true;
-      if (outages.succeeded(destination, clock.instant()) != null) {
-        recovered.add(destination);
-      }
-    } catch (BatchPublishException e) {
-      e.failures().forEach((index, failure) -> failures.put(sendable.get(index).id(), failure));
-      boolean allRetriable = e.failures().values().stream().allMatch(BrokerException::isRetriable);
-      if (e.failures().size() < sendable.size()) {
-        answered = true;
-        if (outages.succeeded(destination, clock.instant()) != null) {
-          recovered.add(destination);
-        }
-      } else if (allRetriable) {
-        whole = e.failures().values().iterator().next();
-      }
-    } catch (BrokerException e) {
-      sendable.forEach(row -> failures.put(row.id(), e));
-      if (e.isRetriable()) {
-        whole = e;
-      }
-    } finally {
-      if (whole != null) {
-        outages.failed(destination, whole, clock.instant());
-      } else if (!answered) {
-        outages.probeAbandoned(destination); // a permanent error, or an unexpected one
-      }
-    }
-  }
-
-  private void settle(Connection c, List<OutboxRow> batch, Outcome outcome, List<OutboxRow> done)
-      throws SQLException {
-    Instant now = clock.instant();
-    Set<String> stoppedKeys = new HashSet<>();
-    List<Long> dispatched = new ArrayList<>();
-    Map<Instant, List<Long>> held = new HashMap<>();
-    Map<Instant, String> heldError = new HashMap<>();
-    for (OutboxRow row : batch) {
-      BrokerException failure = outcome.failures().get(row.id());
-      if (failure == null) {
-        dispatched.add(row.id());
-        done.add(row);
-        continue;
-      }
-      if (row.key() != null && stoppedKeys.contains(row.key())) {
-        continue; // held back behind an earlier row of its key: not an attempt of its own
-      }
-      if (row.key() != null) {
-        stoppedKeys.add(row.key());
-      }
-      String error = failure.getClass().getSimpleName() + ": " + failure.getMessage();
-      Instant heldUntil = outcome.held().get(row.id());
-      if (heldUntil != null) {
-        // Not sent, its destination being out: no attempt of its own; due at the next probe.
-        held.computeIfAbsent(heldUntil, t -> new ArrayList<>()).add(row.id());
-        heldError.putIfAbsent(heldUntil, error);
-        continue;
-      }
-      int attempts = row.attempts() + 1;
-      // Only a permanent error parks a row: a retriable one (the broker down or slow) retries at
-      // the capped back-off for as long as it takes, so an outage never parks the backlog.
-      boolean park = !failure.isRetriable();
-      if (park) {
-        rows.fail(c, row.id(), attempts, error, now);
-      } else {
-        if (attempts % settings.retry().maxAttempts() == 0) {
-          // Still retriable after this many tries: say so, in case the cause never heals (a
-          // misrouted destination); the operator can discard a failing PENDING row.
-          LOG.log(
-              Level.WARNING,
-              "outbox row "
-                  + row.id()
-                  + " (event "
-                  + row.eventId()
-                  + " to '"
-                  + row.destination()
-                  + "') has failed "
-                  + attempts
-                  + " times and keeps retrying, at most every "
-                  + settings.retry().maxDelay()
-                  + "; if the cause cannot heal, discard it (OutboxAdmin.discard). Last error: "
-                  + error);
-        }
-        rows.reschedule(
-            c, row.id(), attempts, now.plus(settings.retry().delayAfter(attempts)), error);
-      }
-      listener.failed(row, error, park);
-    }
-    for (Map.Entry<Instant, List<Long>> h : held.entrySet()) {
-      rows.postpone(c, h.getValue(), h.getKey(), heldError.get(h.getKey()));
-    }
-    rows.dispatched(c, dispatched, now, settings.deleteOnDispatch());
   }
 
   /**
