@@ -189,7 +189,11 @@ public final class Postbox implements AutoCloseable {
       try {
         p.start(this);
       } catch (RuntimeException | Error e) {
-        p.close();
+        try {
+          p.close();
+        } catch (RuntimeException | Error closing) {
+          e.addSuppressed(closing);
+        }
         throw e;
       }
       return p;

@@ -144,6 +144,45 @@ class PostboxIT {
         .hasMessageContaining("postbox.broker");
   }
 
+  @Test
+  void aStartThatFailsHalfwayStopsEveryThreadItStarted() {
+    List<Thread> threads = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.ThreadFactory counting =
+        r -> {
+          Thread t = new Thread(r, "failing-start-" + threads.size());
+          threads.add(t);
+          return t;
+        };
+    String destination = topic + "-twice";
+    assertThatThrownBy(
+            () ->
+                Postbox.builder()
+                    .settings(
+                        PostboxSettings.parse(
+                            Map.of(
+                                "postbox.broker", "kafka",
+                                "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
+                                "postbox.partitions", "4",
+                                "postbox.durability.accept-unsafe", "true")))
+                    .dataSource(db.dataSource())
+                    .threadFactory(counting)
+                    // the first subscription's loop runs before the second fails the start
+                    .subscribe(destination, "g", Set.of(), (c, e) -> {})
+                    .subscribe(destination, "g", Set.of(), (c, e) -> {})
+                    .start())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("registered twice");
+    assertThat(threads).isNotEmpty();
+    // well within a cached pool's 60 s keep-alive: the pools must be shut down, not left to idle
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .untilAsserted(
+            () ->
+                assertThat(List.copyOf(threads))
+                    .as("threads still running after the failed start")
+                    .noneMatch(Thread::isAlive));
+  }
+
   private OutboxEvent event(String key) {
     return OutboxEvent.builder().destination(topic).key(key).type("Tested").json("{}").build();
   }

@@ -104,21 +104,26 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
       health = InboxHealth.NONE;
       return;
     }
-    for (Registration r : registrations) {
-      if (running.containsKey(r.name())) {
-        throw new IllegalStateException("subscription " + r.name() + " is registered twice");
+    try {
+      for (Registration r : registrations) {
+        if (running.containsKey(r.name())) {
+          throw new IllegalStateException("subscription " + r.name() + " is registered twice");
+        }
+        start(r, listeners.apply(r.name()));
       }
-      start(r, listeners.apply(r.name()));
-    }
-    InboxRetention retention = new InboxRetention(tx, dialect, clock);
-    scheduled.add(
-        scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 10 * 60, TimeUnit.SECONDS));
-    if (cfg.redriveDelay() != null) {
-      long every = Math.max(1, cfg.redriveDelay().toSeconds() / 4);
+      InboxRetention retention = new InboxRetention(tx, dialect, clock);
       scheduled.add(
-          scheduler.scheduleWithFixedDelay(this::redrive, every, every, TimeUnit.SECONDS));
+          scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 10 * 60, TimeUnit.SECONDS));
+      if (cfg.redriveDelay() != null) {
+        long every = Math.max(1, cfg.redriveDelay().toSeconds() / 4);
+        scheduled.add(
+            scheduler.scheduleWithFixedDelay(this::redrive, every, every, TimeUnit.SECONDS));
+      }
+      scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshHealth, 0, 5, TimeUnit.SECONDS));
+    } catch (RuntimeException | Error e) {
+      close(); // the loops that did start stop again
+      throw e;
     }
-    scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshHealth, 0, 5, TimeUnit.SECONDS));
   }
 
   private void start(Registration r, InboxListener also) {

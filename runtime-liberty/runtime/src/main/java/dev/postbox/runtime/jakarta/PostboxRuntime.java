@@ -59,7 +59,7 @@ public class PostboxRuntime {
    */
   @Resource ManagedThreadFactory threadFactory;
 
-  private Postbox postbox;
+  private volatile Postbox postbox;
   private RuntimeException failure;
   private boolean stopped;
 
@@ -68,7 +68,12 @@ public class PostboxRuntime {
   }
 
   /** The running Postbox, started on first use; a start that failed fails every use. */
-  synchronized Postbox postbox() {
+  Postbox postbox() {
+    Postbox running = postbox;
+    return running != null ? running : startOnce();
+  }
+
+  private synchronized Postbox startOnce() {
     if (failure != null) {
       throw new IllegalStateException("Postbox did not start: " + failure.getMessage(), failure);
     }
@@ -79,7 +84,7 @@ public class PostboxRuntime {
       try {
         PostboxSettings settings = parse(config);
         DataSource ds = lookup(settings.dataSource());
-        postbox =
+        Postbox started =
             Postbox.builder()
                 .settings(settings)
                 .dataSource(ds)
@@ -89,7 +94,13 @@ public class PostboxRuntime {
                 .inboxListeners(metrics::inboxListener)
                 .subscribeAll(handlers.registrations())
                 .start();
-        metrics.register(postbox);
+        try {
+          metrics.register(started);
+        } catch (RuntimeException e) {
+          started.close();
+          throw e;
+        }
+        postbox = started;
       } catch (RuntimeException e) {
         failure = e;
         throw e;
@@ -99,7 +110,7 @@ public class PostboxRuntime {
   }
 
   /** The running Postbox, or null before it started (health checks must not start it). */
-  synchronized Postbox started() {
+  Postbox started() {
     return postbox;
   }
 

@@ -85,18 +85,25 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     if (publisher == null) {
       return;
     }
-    workers = Executors.newFixedThreadPool(settings.workerThreads(), threads);
-    relay =
-        new Relay(tx, dialect, publisher, settings, clock, scheduler, workers, counting(listener));
-    relay.start();
-    if (dialect.canAnnounce()) {
-      notifications = new OutboxNotifications(dataSource, relay::wake, threads);
-      notifications.start();
-    }
-    if (redrive.delay() != null) {
-      long every = Math.max(1, redrive.delay().toSeconds() / 4);
-      scheduled.add(
-          scheduler.scheduleWithFixedDelay(() -> redrive(redrive), every, every, TimeUnit.SECONDS));
+    try {
+      workers = Executors.newFixedThreadPool(settings.workerThreads(), threads);
+      relay =
+          new Relay(
+              tx, dialect, publisher, settings, clock, scheduler, workers, counting(listener));
+      relay.start();
+      if (dialect.canAnnounce()) {
+        notifications = new OutboxNotifications(dataSource, relay::wake, threads);
+        notifications.start();
+      }
+      if (redrive.delay() != null) {
+        long every = Math.max(1, redrive.delay().toSeconds() / 4);
+        scheduled.add(
+            scheduler.scheduleWithFixedDelay(
+                () -> redrive(redrive), every, every, TimeUnit.SECONDS));
+      }
+    } catch (RuntimeException | Error e) {
+      close(); // what did start stops again
+      throw e;
     }
   }
 
