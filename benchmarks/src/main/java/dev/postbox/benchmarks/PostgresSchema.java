@@ -15,20 +15,21 @@ import java.util.UUID;
  * A fresh schema on the local PostgreSQL (127.0.0.1:5432, database {@code test}) with Postbox's
  * tables and a HikariCP pool on it; dropped on close.
  */
-final class PostgresSchema implements AutoCloseable {
+public final class PostgresSchema implements AutoCloseable {
 
   static final String SERVER = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
 
-  final String name = "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-  final HikariDataSource pool;
-  final Dialect dialect;
-  final Transactions tx;
+  public final String name =
+      "bench_" + UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  public final HikariDataSource pool;
+  public final Dialect dialect;
+  public final Transactions tx;
 
   /**
    * @param urlOptions extra JDBC URL options, e.g. {@code &reWriteBatchedInserts=true} (which the
    *     inbox must not have: it hides per-row batch results)
    */
-  PostgresSchema(String urlOptions) throws Exception {
+  public PostgresSchema(String urlOptions) throws Exception {
     try (Connection c = DriverManager.getConnection(SERVER);
         Statement s = c.createStatement()) {
       s.execute("CREATE SCHEMA " + name); // a generated name, not input
@@ -42,7 +43,7 @@ final class PostgresSchema implements AutoCloseable {
   }
 
   /** Runs DDL for a benchmark's own tables. */
-  void execute(String ddl) {
+  public void execute(String ddl) {
     tx.inTransaction(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(ddl)) {

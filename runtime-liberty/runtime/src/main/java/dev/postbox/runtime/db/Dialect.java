@@ -324,8 +324,8 @@ public enum Dialect {
 
   /**
    * Whether instances can announce committed partitions to each other through the database
-   * (PostgreSQL {@code LISTEN/NOTIFY}, {@link dev.postbox.runtime.relay.OutboxNotifications});
-   * elsewhere the holder finds the rows at its next poll.
+   * (PostgreSQL {@code LISTEN/NOTIFY}, {@code relay.OutboxNotifications}); elsewhere the holder
+   * finds the rows at its next poll.
    */
   public boolean canAnnounce() {
     return false;

@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * waits behind it. After the last attempt it is dead-lettered and its key moves on. (A little over
  * 300 lines: the workers' loop with its wake-ups and shutdown, beside the attempt itself.)
  */
-public final class DeferredInbox implements AutoCloseable {
+final class DeferredInbox implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(DeferredInbox.class.getName());
 

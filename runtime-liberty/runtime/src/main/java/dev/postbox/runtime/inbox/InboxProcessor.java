@@ -46,7 +46,7 @@ import java.util.concurrent.Future;
  * there until that event is retried. Nothing is dropped silently: every delivery ends processed,
  * duplicate, or dead-lettered.
  */
-public final class InboxProcessor {
+final class InboxProcessor {
 
   private static final System.Logger LOG = System.getLogger(InboxProcessor.class.getName());
 

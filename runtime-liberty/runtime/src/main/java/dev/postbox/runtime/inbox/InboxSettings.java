@@ -25,7 +25,7 @@ import java.util.Set;
  *     acknowledges copies of recently processed events without a database round trip; null for
  *     none. Inline mode only: in deferred mode it is ignored
  */
-public record InboxSettings(
+record InboxSettings(
     String subscription,
     Set<String> types,
     RetryPolicy retry,

@@ -78,7 +78,7 @@ public final class RunningSubscription implements InboxSubscription {
   }
 
   /** The settings it runs with, after the broker's limits. */
-  public InboxSettings settings() {
+  InboxSettings settings() {
     return settings;
   }
 

@@ -36,7 +36,7 @@ import javax.sql.DataSource;
  * application (Liberty: {@code <classloader commonLibraryRef="..."/>} on the application, naming
  * the JDBC library). Where they are not, the listener says so once and stops.
  */
-public final class OutboxNotifications implements AutoCloseable {
+final class OutboxNotifications implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(OutboxNotifications.class.getName());
 

@@ -54,7 +54,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * fencing and an orderly close, is one piece; the broker calls are in {@link BatchSender}, the
  * second transaction in {@link Settlement}, the leases in {@link LeaseManager}.)
  */
-public final class Relay implements AutoCloseable {
+final class Relay implements AutoCloseable {
 
   private static final System.Logger LOG = System.getLogger(Relay.class.getName());
 

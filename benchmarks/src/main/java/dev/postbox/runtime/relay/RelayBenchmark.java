@@ -1,14 +1,11 @@
-package dev.postbox.benchmarks;
+package dev.postbox.runtime.relay;
 
+import dev.postbox.benchmarks.PostgresSchema;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;
-import dev.postbox.runtime.relay.OutboxNotifications;
-import dev.postbox.runtime.relay.Relay;
-import dev.postbox.runtime.relay.RelayListener;
-import dev.postbox.runtime.relay.RelaySettings;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import java.nio.charset.StandardCharsets;

@@ -1,11 +1,7 @@
-package dev.postbox.benchmarks;
+package dev.postbox.runtime.inbox;
 
+import dev.postbox.benchmarks.PostgresSchema;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.runtime.inbox.DeferredInbox;
-import dev.postbox.runtime.inbox.InboxHandler;
-import dev.postbox.runtime.inbox.InboxListener;
-import dev.postbox.runtime.inbox.InboxProcessor;
-import dev.postbox.runtime.inbox.InboxSettings;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Consumer;
