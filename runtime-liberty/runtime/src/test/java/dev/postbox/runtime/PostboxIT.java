@@ -47,14 +47,7 @@ class PostboxIT {
     db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
     postbox =
         Postbox.builder()
-            .settings(
-                PostboxSettings.parse(
-                    Map.of(
-                        "postbox.broker", "kafka",
-                        "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
-                        "postbox.partitions", "4",
-                        "postbox.poll-interval", "100ms",
-                        "postbox.durability.accept-unsafe", "true")))
+            .settings(onKafka("postbox.poll-interval", "100ms"))
             .dataSource(db.dataSource())
             .subscribe(
                 topic,
@@ -157,13 +150,7 @@ class PostboxIT {
     assertThatThrownBy(
             () ->
                 Postbox.builder()
-                    .settings(
-                        PostboxSettings.parse(
-                            Map.of(
-                                "postbox.broker", "kafka",
-                                "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
-                                "postbox.partitions", "4",
-                                "postbox.durability.accept-unsafe", "true")))
+                    .settings(onKafka())
                     .dataSource(db.dataSource())
                     .threadFactory(counting)
                     // the first subscription's loop runs before the second fails the start
@@ -181,6 +168,20 @@ class PostboxIT {
                 assertThat(List.copyOf(threads))
                     .as("threads still running after the failed start")
                     .noneMatch(Thread::isAlive));
+  }
+
+  /** Kafka in the JVM, four partitions, and the given keys (key, value, ...) besides. */
+  private static PostboxSettings onKafka(String... more) {
+    Map<String, String> raw = new HashMap<>();
+    raw.put("postbox.broker", "kafka");
+    raw.put("postbox.broker.bootstrap.servers", KAFKA.bootstrapServers());
+    raw.put("postbox.partitions", "4");
+    // the test database runs with a developer machine's settings
+    raw.put("postbox.durability.accept-unsafe", "true");
+    for (int i = 0; i < more.length; i += 2) {
+      raw.put(more[i], more[i + 1]);
+    }
+    return PostboxSettings.parse(raw);
   }
 
   private OutboxEvent event(String key) {

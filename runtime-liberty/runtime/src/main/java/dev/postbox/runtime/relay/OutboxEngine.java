@@ -49,6 +49,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
   private final Dialect dialect;
   private final RelaySettings settings;
   private final Clock clock;
+  private final OutboxRepository rows;
   private final OutboxAdmin admin;
   private final List<ScheduledFuture<?>> scheduled = new ArrayList<>();
   private final AtomicReference<Lag> lag = new AtomicReference<>();
@@ -80,7 +81,8 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     this.dialect = dialect;
     this.settings = settings;
     this.clock = clock;
-    this.admin = new OutboxAdmin(tx, new OutboxRepository(dialect, settings.partitions()), clock);
+    this.rows = new OutboxRepository(dialect, settings.partitions());
+    this.admin = new OutboxAdmin(tx, rows, clock);
     scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshLag, 0, 2, TimeUnit.SECONDS));
     if (publisher == null) {
       return;
@@ -114,7 +116,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
 
   /** The outbox's SQL for this database. */
   public OutboxRepository repository() {
-    return new OutboxRepository(dialect, settings.partitions());
+    return rows;
   }
 
   /**
@@ -244,7 +246,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
 
   private void refreshLag() {
     try {
-      lag.set(tx.inTransaction(c -> repository().lag(c)));
+      lag.set(tx.inTransaction(rows::lag));
       lagError.set(null);
     } catch (RuntimeException e) {
       lagError.set(e.toString());
