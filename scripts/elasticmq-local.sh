@@ -6,12 +6,14 @@
 #   scripts/elasticmq-local.sh stop
 #
 # Queues listed in ELASTICMQ_QUEUES (space-separated; names ending in .fifo are FIFO) are created at
-# start. Use any access key and secret, and any region, with endpoint http://localhost:9324.
+# start; the default is every queue the payments app uses (orders, payments), standard and FIFO.
+# Use any access key and secret, and any region, with endpoint http://localhost:9324: the app's
+# -Psqs profile sets placeholder ones.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DIR=${ELASTICMQ_LOCAL_DIR:-$ROOT/target/elasticmq-local}
 PORT=${ELASTICMQ_PORT:-9324}
-QUEUES=${ELASTICMQ_QUEUES:-payments payments.fifo}
+QUEUES=${ELASTICMQ_QUEUES:-orders payments orders.fifo payments.fifo}
 SERVICE=elasticmq-local
 LOG=$DIR/elasticmq.log
 # shellcheck source=lib/local-service.sh
