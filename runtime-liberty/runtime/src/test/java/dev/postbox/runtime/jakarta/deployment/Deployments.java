@@ -1,0 +1,121 @@
+package dev.postbox.runtime.jakarta.deployment;
+
+import dev.postbox.runtime.jakarta.deployment.app.Orders;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.asset.EmptyAsset;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+
+/**
+ * Builds the micro-deployments, on the test client: the same application classes ({@code app}) and
+ * the same runtime jar each time; what differs is the adapter's jars in {@code WEB-INF/lib}, the
+ * data source and the config. Also gives each deployment a fresh schema of its own.
+ */
+final class Deployments {
+
+  private static final Path JARS = Path.of(System.getProperty("runtime.deploymentJars"));
+
+  private Deployments() {}
+
+  /**
+   * @param name the archive's name, and so its context root
+   * @param adapter kafka, artemis or sqs: the folder of its jars under target/deployment-jars
+   * @param dataSource the server's data source (src/test/liberty/arquillian/server.xml)
+   * @param config the application's MicroProfile Config, besides the data source
+   */
+  static WebArchive war(
+      String name,
+      String adapter,
+      String dataSource,
+      Map<String, String> config,
+      Class<?>... tests) {
+    WebArchive war =
+        ShrinkWrap.create(WebArchive.class, name + ".war")
+            .addPackage(Orders.class.getPackage())
+            .addClasses(DeploymentContract.class)
+            .addClasses(tests)
+            .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
+            .addAsResource(new StringAsset(persistenceXml(dataSource)), "META-INF/persistence.xml")
+            .addAsResource(
+                new StringAsset(properties(dataSource, config)),
+                "META-INF/microprofile-config.properties")
+            .addAsLibrary(
+                Path.of(System.getProperty("runtime.jar")).toFile(), "postbox-runtime.jar");
+    for (String folder : new String[] {"runtime", "testing", adapter}) {
+      try (Stream<Path> jars = Files.list(JARS.resolve(folder))) {
+        jars.forEach(jar -> war.addAsLibrary(jar.toFile(), jar.getFileName().toString()));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    return war;
+  }
+
+  /** Drops and creates a PostgreSQL schema. */
+  static void freshPostgresSchema(String schema) {
+    execute(
+        "jdbc:postgresql://127.0.0.1:5432/test?user=postgres",
+        "DROP SCHEMA IF EXISTS " + schema + " CASCADE",
+        "CREATE SCHEMA " + schema);
+  }
+
+  /** Drops and creates a MariaDB database. */
+  static void freshMariaDbDatabase(String database) {
+    execute(
+        "jdbc:mariadb://127.0.0.1:3306/?user=root&password=",
+        "DROP DATABASE IF EXISTS " + database,
+        "CREATE DATABASE " + database);
+  }
+
+  private static void execute(String url, String... statements) {
+    try (Connection c = DriverManager.getConnection(url);
+        Statement s = c.createStatement()) {
+      for (String sql : statements) {
+        s.execute(sql);
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot prepare the deployment's database: " + e, e);
+    }
+  }
+
+  private static String properties(String dataSource, Map<String, String> config) {
+    Map<String, String> all = new TreeMap<>(config);
+    all.put("postbox.datasource", dataSource);
+    // Fast retries, so a poison event reaches the dead letters quickly.
+    all.putIfAbsent("postbox.inbox.max-attempts", "2");
+    all.putIfAbsent("postbox.inbox.initial-delay", "100ms");
+    all.putIfAbsent("postbox.inbox.max-delay", "200ms");
+    StringBuilder out = new StringBuilder();
+    all.forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
+    return out.toString();
+  }
+
+  private static String persistenceXml(String dataSource) {
+    return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <persistence xmlns="https://jakarta.ee/xml/ns/persistence" version="3.0">
+          <persistence-unit name="deployment" transaction-type="JTA">
+            <jta-data-source>%s</jta-data-source>
+            <class>dev.postbox.runtime.jakarta.deployment.app.PlacedOrder</class>
+            <class>dev.postbox.runtime.jakarta.deployment.app.Charge</class>
+            <exclude-unlisted-classes>true</exclude-unlisted-classes>
+            <properties>
+              <property name="jakarta.persistence.schema-generation.database.action" value="create"/>
+            </properties>
+          </persistence-unit>
+        </persistence>
+        """
+        .formatted(dataSource);
+  }
+}
