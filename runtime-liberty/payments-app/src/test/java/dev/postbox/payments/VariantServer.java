@@ -18,6 +18,13 @@ import java.util.stream.Stream;
  * A second Liberty server running the payments app on another broker, as a user would deploy it:
  * the built WAR with an adapter's jars added to WEB-INF/lib (what {@code -Pkafka} or {@code -Psqs}
  * puts there), the app's own server.xml, and the broker settings as server variables.
+ *
+ * <p>Why a launcher of our own and not Arquillian, as the runtime's in-container tests use: the
+ * crash harness SIGKILLs a server in the middle of a request or a batch, SIGSTOPs a lease holder
+ * and restarts servers on the same data, with two servers side by side. Arquillian's managed
+ * container stops a server only gracefully ({@code ContainerController.kill()} is a clean stop) and
+ * runs one at a time. The other payments ITs that use it deploy the whole app with its own
+ * server.xml, as an operator would, not a micro-deployment.
  */
 final class VariantServer implements AutoCloseable {
 

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.runtime.testing.TestDatabase;
+import dev.postbox.runtime.jakarta.deployment.Deployments;
+import dev.postbox.runtime.jakarta.it.InboxItResource;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,27 +21,35 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The inbox scenarios on a real Open Liberty server, PostgreSQL and Kafka: handlers are CDI beans
  * (one typed with JSON-B, one in deferred mode), writing through the JTA data source. Retries, dead
  * letters and replay, poison, conflicts, four parallel lanes, deferred mode, readiness and metrics.
- * The kill between commit and ack is in {@link LibertyOutboxIT}.
+ * A micro-deployment of the {@code it} application on the Arquillian-managed server, driven over
+ * HTTP and through the broker.
  */
+@ExtendWith(ArquillianExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LibertyInboxIT {
 
   private static final KafkaTestBroker KAFKA = KafkaTestBroker.shared();
 
-  /** The scenario handlers' topics: every server of this test application must name them. */
+  /** The scenario handlers' topics: every deployment of the test application must name them. */
   static Map<String, String> scenarioTopics() {
     Map<String, String> topics = new HashMap<>();
     for (String handler : List.of("flaky", "orders", "deferred")) {
@@ -50,17 +60,15 @@ class LibertyInboxIT {
     return topics;
   }
 
-  private TestDatabase db;
-  private LibertyServer server;
-  private Broker broker;
-  private Map<String, String> topics;
+  private static Map<String, String> topics;
+  private static Deployments.TestSchema db;
 
-  @BeforeAll
-  void start() {
+  @Deployment(testable = false)
+  public static WebArchive deployment() {
     topics = scenarioTopics();
     String unused = "liberty-unused-" + UUID.randomUUID();
     KAFKA.createTopic(unused, 1);
-    db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+    db = Deployments.freshPostgresSchema("arq_inbox");
     db.execute("CREATE TABLE it_charge (event_id VARCHAR(256) NOT NULL)");
     db.execute(
         "CREATE TABLE it_effect (seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,"
@@ -71,7 +79,6 @@ class LibertyInboxIT {
         Map.of(
             "postbox.broker", "kafka",
             "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
-            "postbox.broker.kafka.consumer.session.timeout.ms", "6000",
             "postbox.inbox.max-attempts", "3",
             "postbox.inbox.initial-delay", "100ms",
             "postbox.inbox.max-delay", "500ms",
@@ -80,21 +87,29 @@ class LibertyInboxIT {
             "postbox.inbox.deferred", "deferred"));
     config.put("it.topic", unused);
     config.put("it.inbox.topic", unused);
-    server = new LibertyServer(db.schemaName(), config);
-    server.start();
+    return Deployments.war("liberty-inbox", "kafka", "jdbc/arq-inbox", config)
+        .addPackage(InboxItResource.class.getPackage());
+  }
+
+  @ArquillianResource URL deployed;
+
+  private ItHttp server;
+  private Broker broker;
+
+  @BeforeAll
+  void openBroker() {
     broker = Brokers.open("kafka", Map.of("bootstrap.servers", KAFKA.bootstrapServers()));
+  }
+
+  @BeforeEach
+  void connect() {
+    server = new ItHttp(deployed);
   }
 
   @AfterAll
   void stop() {
     if (broker != null) {
       broker.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-    if (db != null) {
-      db.close();
     }
   }
 
@@ -118,7 +133,7 @@ class LibertyInboxIT {
     assertThat(effects("flaky"))
         .extracting(line -> line.split(" ")[0])
         .containsExactlyInAnyOrderElementsOf(events.stream().map(Envelope::id).toList());
-    assertThat(server.get("/metrics?scope=application").body())
+    assertThat(server.server("/metrics?scope=application").body())
         .containsPattern("postbox_inbox_retries_total\\{[^}]*flaky\"[^}]*} [1-9]");
     assertThat(db.count("SELECT COUNT(*) FROM postbox_outbox WHERE event_type = 'ChargeRecorded'"))
         .as("follow-up events: the failed attempts' were rolled back with them")
@@ -211,7 +226,7 @@ class LibertyInboxIT {
         .atMost(Duration.ofSeconds(60))
         .until(() -> deadLetters(subscription).stream().anyMatch(l -> l.contains(" CONFLICT ")));
     assertThat(effectsOf("orders", original.id())).isEqualTo(1);
-    assertThat(server.get("/metrics?scope=application").body())
+    assertThat(server.server("/metrics?scope=application").body())
         .containsPattern("postbox_inbox_conflicts_total\\{[^}]*orders\"[^}]*} 1");
   }
 
@@ -245,7 +260,7 @@ class LibertyInboxIT {
         .atMost(Duration.ofSeconds(10))
         .until(() -> effects("deferred").size() == 600);
     assertPerKeyOrder(effects("deferred"), "d-", 6, 100);
-    String metrics = server.get("/metrics?scope=application").body();
+    String metrics = server.server("/metrics?scope=application").body();
     assertThat(metrics)
         .containsPattern("postbox_inbox_received_total\\{[^}]*deferred\"[^}]*} 600")
         .containsPattern("postbox_inbox_processed_total\\{[^}]*deferred\"[^}]*} 600")
@@ -255,13 +270,13 @@ class LibertyInboxIT {
   @Test
   @Order(7)
   void readinessReportsTheBrokerAndDatabaseAndMetricsTheHandlerTime() throws Exception {
-    String ready = server.get("/health/ready").body();
+    String ready = server.server("/health/ready").body();
     assertThat(ready)
         .contains("postbox-inbox")
         .contains("\"broker\":\"UP\"")
         .contains("\"database\":\"UP\"")
         .contains("deferred " + topic("deferred") + "/deferred");
-    assertThat(server.get("/metrics?scope=application").body())
+    assertThat(server.server("/metrics?scope=application").body())
         .containsPattern("postbox_inbox_handler_seconds_count\\{[^}]*orders\"[^}]*} [1-9]");
   }
 

@@ -3,13 +3,14 @@ package dev.postbox.runtime.jakarta;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.runtime.testing.TestDatabase;
+import dev.postbox.runtime.jakarta.deployment.Deployments;
+import dev.postbox.runtime.jakarta.it.OutboxItResource;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Subscription;
-import java.io.IOException;
+import java.net.URL;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.HashSet;
@@ -17,37 +18,41 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.junit5.ArquillianExtension;
+import org.jboss.arquillian.test.api.ArquillianResource;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The outbox wired into a real Open Liberty server (CDI, JPA/EclipseLink on a JTA data source,
- * Concurrency, MicroProfile Config/Metrics/Health) over PostgreSQL, publishing to a real Kafka
- * broker. One server for the class; it is killed and restarted in the middle.
+ * The outbox wired into a real Open Liberty server (CDI, JTA data source, Concurrency, MicroProfile
+ * Config/Metrics/Health) over PostgreSQL, publishing to a real Kafka broker: a micro-deployment of
+ * the {@code it} application on the Arquillian-managed server, driven over HTTP. Kills between
+ * commit and answer, and between inbox commit and ack, are the payments app's crash harness's
+ * windows (it SIGKILLs servers, which Arquillian's container cannot).
  */
+@ExtendWith(ArquillianExtension.class)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LibertyOutboxIT {
 
   private static final KafkaTestBroker KAFKA = KafkaTestBroker.shared();
-  private TestDatabase db;
-  private LibertyServer server;
-  private Broker broker;
-  private Consumer consumer;
-  private final Set<String> received = new HashSet<>();
-  private final String topic = "liberty-" + UUID.randomUUID();
-  private final String inboxTopic = "liberty-inbox-" + UUID.randomUUID();
+  private static final String TOPIC = "liberty-" + UUID.randomUUID();
+  private static final String INBOX_TOPIC = "liberty-inbox-" + UUID.randomUUID();
 
-  @BeforeAll
-  void start() {
-    KAFKA.createTopic(topic, 4);
-    KAFKA.createTopic(inboxTopic, 2);
-    db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
+  @Deployment(testable = false)
+  public static WebArchive deployment() {
+    KAFKA.createTopic(TOPIC, 4);
+    KAFKA.createTopic(INBOX_TOPIC, 2);
+    Deployments.TestSchema db = Deployments.freshPostgresSchema("arq_outbox");
     db.execute(
         "CREATE TABLE it_charge (event_id VARCHAR(256) NOT NULL)"); // no unique: the inbox guards
     Map<String, String> config = new java.util.HashMap<>(LibertyInboxIT.scenarioTopics());
@@ -56,29 +61,37 @@ class LibertyOutboxIT {
             "postbox.broker", "kafka",
             "postbox.broker.bootstrap.servers", KAFKA.bootstrapServers(),
             "postbox.broker.publish.timeout", "10s",
-            // A killed server's consumer leaves the group after this, not Kafka's 45 s.
-            "postbox.broker.kafka.consumer.session.timeout.ms", "6000",
             "postbox.partitions", "8",
             "postbox.lease", "5s",
             "postbox.poll-interval", "200ms",
-            "it.topic", topic,
-            "it.inbox.topic", inboxTopic));
-    server = new LibertyServer(db.schemaName(), config);
-    server.start();
+            "it.topic", TOPIC,
+            "it.inbox.topic", INBOX_TOPIC));
+    return Deployments.war("liberty-outbox", "kafka", "jdbc/arq-outbox", config)
+        .addPackage(OutboxItResource.class.getPackage());
+  }
+
+  @ArquillianResource URL deployed;
+
+  private ItHttp server;
+  private Broker broker;
+  private Consumer consumer;
+  private final Set<String> received = new HashSet<>();
+
+  @BeforeAll
+  void subscribe() {
     broker = Brokers.open("kafka", Map.of("bootstrap.servers", KAFKA.bootstrapServers()));
-    consumer = broker.subscribe(new Subscription(topic, "liberty-it", 10_000));
+    consumer = broker.subscribe(new Subscription(TOPIC, "liberty-it", 10_000));
+  }
+
+  @BeforeEach
+  void connect() {
+    server = new ItHttp(deployed);
   }
 
   @AfterAll
   void stop() {
     if (broker != null) {
       broker.close();
-    }
-    if (server != null) {
-      server.close();
-    }
-    if (db != null) {
-      db.close();
     }
   }
 
@@ -87,7 +100,10 @@ class LibertyOutboxIT {
   void theSchemaIsMigratedAtStartWithoutAnErrorFromFlywayInTheLog() {
     // Flyway scans classpath:db/callback whatever it is told; inside Liberty that logged an error
     // at every start until the runtime jar shipped the folder's marker file.
-    assertThat(server.log().lines().filter(l -> l.contains("org.flywaydb") && l.contains(" E ")))
+    assertThat(
+            Deployments.serverLog()
+                .lines()
+                .filter(l -> l.contains("org.flywaydb") && l.contains(" E ")))
         .isEmpty();
   }
 
@@ -148,7 +164,7 @@ class LibertyOutboxIT {
     HttpResponse<String> r =
         server.post("/it/idempotent?inner=requires-new", "Idempotency-Key", key);
     assertThat(r.statusCode()).isEqualTo(500);
-    assertThat(server.log()).contains("must join the request's transaction");
+    assertThat(Deployments.serverLog()).contains("must join the request's transaction");
     // The key was released: the same mistake is refused again, not answered 409.
     assertThat(
             server.post("/it/idempotent?inner=requires-new", "Idempotency-Key", key).statusCode())
@@ -180,34 +196,13 @@ class LibertyOutboxIT {
   @Test
   @Order(3)
   void metricsAndHealthReportTheOutbox() throws Exception {
-    HttpResponse<String> metrics = server.get("/metrics?scope=application");
+    HttpResponse<String> metrics = server.server("/metrics?scope=application");
     assertThat(metrics.statusCode()).isEqualTo(200);
     assertThat(metrics.body())
         .contains("postbox_outbox_pending")
         .contains("postbox_outbox_published_total");
-    HttpResponse<String> ready = server.get("/health/ready");
+    HttpResponse<String> ready = server.server("/health/ready");
     assertThat(ready.body()).contains("postbox-outbox").contains("\"status\":\"UP\"");
-  }
-
-  @Test
-  @Order(4)
-  void eventsCommittedRightBeforeTheServerDiesArePublishedAfterTheRestart() throws Exception {
-    try {
-      server.post("/it/events-then-die?count=20");
-    } catch (IOException expected) {
-      // the server halted right after the commit, before answering
-    }
-    server.awaitExit(Duration.ofSeconds(30));
-    String log = server.log();
-    String line =
-        log.lines().filter(l -> l.contains("IT-COMMITTED ")).reduce((a, b) -> b).orElseThrow();
-    List<String> committed =
-        List.of(line.substring(line.indexOf("IT-COMMITTED ") + 13).trim().split(","));
-    assertThat(committed).hasSize(20);
-
-    server.start();
-    awaitReceived(committed, Duration.ofSeconds(60));
-    assertThat(server.get("/it/pending").body()).isEqualTo("0");
   }
 
   @Test
@@ -217,44 +212,21 @@ class LibertyOutboxIT {
     for (int i = 0; i < 200; i++) {
       events.add(charge("order-" + (i % 10), "{\"n\":" + i + "}"));
     }
-    broker.publisher().publishAll(inboxTopic, events);
-    broker.publisher().publishAll(inboxTopic, events); // every event a second time
-    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> charges() == 200);
+    long before = charges();
+    broker.publisher().publishAll(INBOX_TOPIC, events);
+    broker.publisher().publishAll(INBOX_TOPIC, events); // every event a second time
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> charges() == before + 200);
     org.awaitility.Awaitility.await()
         .during(Duration.ofSeconds(2))
         .atMost(Duration.ofSeconds(10))
-        .until(() -> charges() == 200);
-    String metrics = server.get("/metrics?scope=application").body();
+        .until(() -> charges() == before + 200);
+    String metrics = server.server("/metrics?scope=application").body();
     assertThat(metrics)
         .containsPattern(
             "postbox_inbox_processed_total\\{[^}]*subscription=\"[^\"]*charges\"[^}]*} 200");
     assertThat(metrics).containsPattern("postbox_inbox_duplicates_total\\{[^}]*} [1-9]");
-  }
-
-  @Test
-  @Order(6)
-  void aServerKilledBetweenCommitAndAckSkipsTheRedeliveredEventsAfterTheRestart() throws Exception {
-    long before = charges();
-    List<dev.postbox.spi.Envelope> events = new java.util.ArrayList<>();
-    for (int i = 0; i < 10; i++) {
-      events.add(charge("k" + i, "{}"));
-    }
-    events.add(
-        charge("k0", "die")); // committed with the others, then the JVM halts before the acks
-    broker.publisher().publishAll(inboxTopic, events);
-    server.awaitExit(Duration.ofSeconds(60));
-    assertThat(server.log()).contains("IT-INBOX-COMMITTED");
-    long committed = db.count("SELECT COUNT(*) FROM it_charge") - before;
-    assertThat(committed).as("charges committed before the kill").isPositive();
-
-    server.start(); // Kafka redelivers what was never acked: the inbox skips it as duplicates
-    org.awaitility.Awaitility.await()
-        .atMost(Duration.ofSeconds(60))
-        .until(() -> charges() == before + 11);
-    org.awaitility.Awaitility.await()
-        .during(Duration.ofSeconds(3))
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> charges() == before + 11);
   }
 
   private long charges() throws Exception {

@@ -13,7 +13,7 @@ public class ArtemisDeploymentIT extends DeploymentContract {
   public static WebArchive deployment() {
     ArtemisTestBroker artemis = ArtemisTestBroker.shared();
     Deployments.freshPostgresSchema("arq_artemis");
-    return Deployments.war(
+    return Deployments.orders(
         "deployment-artemis",
         "artemis",
         "jdbc/arq-artemis",

@@ -18,11 +18,12 @@ import org.jboss.shrinkwrap.api.asset.StringAsset;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
 /**
- * Builds the micro-deployments, on the test client: the same application classes ({@code app}) and
- * the same runtime jar each time; what differs is the adapter's jars in {@code WEB-INF/lib}, the
- * data source and the config. Also gives each deployment a fresh schema of its own.
+ * Builds the micro-deployments on the test client, and prepares their databases. Every WAR holds
+ * the runtime jar with its dependencies, one adapter's jars and the application's MicroProfile
+ * Config; {@link #orders} adds the small application of {@link DeploymentContract}. A resource
+ * reference {@code jdbc/it} names the deployment's data source for application code.
  */
-final class Deployments {
+public final class Deployments {
 
   private static final Path JARS = Path.of(System.getProperty("runtime.deploymentJars"));
 
@@ -34,19 +35,12 @@ final class Deployments {
    * @param dataSource the server's data source (src/test/liberty/arquillian/server.xml)
    * @param config the application's MicroProfile Config, besides the data source
    */
-  static WebArchive war(
-      String name,
-      String adapter,
-      String dataSource,
-      Map<String, String> config,
-      Class<?>... tests) {
+  public static WebArchive war(
+      String name, String adapter, String dataSource, Map<String, String> config) {
     WebArchive war =
         ShrinkWrap.create(WebArchive.class, name + ".war")
-            .addPackage(Orders.class.getPackage())
-            .addClasses(DeploymentContract.class)
-            .addClasses(tests)
             .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
-            .addAsResource(new StringAsset(persistenceXml(dataSource)), "META-INF/persistence.xml")
+            .setWebXML(new StringAsset(webXml(dataSource)))
             .addAsResource(
                 new StringAsset(properties(dataSource, config)),
                 "META-INF/microprofile-config.properties")
@@ -62,12 +56,60 @@ final class Deployments {
     return war;
   }
 
-  /** Drops and creates a PostgreSQL schema. */
-  static void freshPostgresSchema(String schema) {
+  /** {@link #war} with the order application and the in-container test class. */
+  static WebArchive orders(
+      String name,
+      String adapter,
+      String dataSource,
+      Map<String, String> config,
+      Class<? extends DeploymentContract> test) {
+    return war(name, adapter, dataSource, config)
+        .addPackage(Orders.class.getPackage())
+        .addClasses(DeploymentContract.class, test)
+        .addAsResource(new StringAsset(persistenceXml(dataSource)), "META-INF/persistence.xml");
+  }
+
+  /** The in-container tests' server log, for what a test must see logged. */
+  public static String serverLog() {
+    try {
+      return Files.readString(
+          Path.of(System.getProperty("liberty.wlp"), "usr/servers/arquillian/logs/messages.log"));
+    } catch (IOException e) {
+      return "(no messages.log: " + e + ")";
+    }
+  }
+
+  /**
+   * Drops and creates a PostgreSQL schema.
+   *
+   * @return the schema, for the test's own statements
+   */
+  public static TestSchema freshPostgresSchema(String schema) {
     execute(
         "jdbc:postgresql://127.0.0.1:5432/test?user=postgres",
         "DROP SCHEMA IF EXISTS " + schema + " CASCADE",
         "CREATE SCHEMA " + schema);
+    return new TestSchema(
+        "jdbc:postgresql://127.0.0.1:5432/test?user=postgres&currentSchema=" + schema);
+  }
+
+  /** A deployment's schema, seen from the test client. */
+  public record TestSchema(String url) {
+
+    public void execute(String sql) {
+      Deployments.execute(url, sql);
+    }
+
+    public long count(String sql) {
+      try (Connection c = DriverManager.getConnection(url);
+          Statement s = c.createStatement();
+          java.sql.ResultSet rs = s.executeQuery(sql)) {
+        rs.next();
+        return rs.getLong(1);
+      } catch (SQLException e) {
+        throw new IllegalStateException(sql + ": " + e, e);
+      }
+    }
   }
 
   /** Drops and creates a MariaDB database. */
@@ -99,6 +141,20 @@ final class Deployments {
     StringBuilder out = new StringBuilder();
     all.forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
     return out.toString();
+  }
+
+  private static String webXml(String dataSource) {
+    return """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <web-app xmlns="https://jakarta.ee/xml/ns/jakartaee" version="6.0">
+          <resource-ref>
+            <res-ref-name>jdbc/it</res-ref-name>
+            <res-type>javax.sql.DataSource</res-type>
+            <lookup-name>%s</lookup-name>
+          </resource-ref>
+        </web-app>
+        """
+        .formatted(dataSource);
   }
 
   private static String persistenceXml(String dataSource) {

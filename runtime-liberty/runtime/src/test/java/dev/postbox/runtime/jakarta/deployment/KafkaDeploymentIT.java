@@ -15,7 +15,7 @@ public class KafkaDeploymentIT extends DeploymentContract {
     String topic = "deployment-kafka-" + UUID.randomUUID();
     kafka.createTopic(topic, 4);
     Deployments.freshPostgresSchema("arq_kafka");
-    return Deployments.war(
+    return Deployments.orders(
         "deployment-kafka",
         "kafka",
         "jdbc/arq-kafka",

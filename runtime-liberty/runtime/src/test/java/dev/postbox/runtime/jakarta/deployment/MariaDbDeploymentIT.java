@@ -18,7 +18,7 @@ public class MariaDbDeploymentIT extends DeploymentContract {
     String topic = "deployment-mariadb-" + UUID.randomUUID();
     kafka.createTopic(topic, 4);
     Deployments.freshMariaDbDatabase("postbox_arq");
-    return Deployments.war(
+    return Deployments.orders(
         "deployment-mariadb",
         "kafka",
         "jdbc/arq-mariadb",

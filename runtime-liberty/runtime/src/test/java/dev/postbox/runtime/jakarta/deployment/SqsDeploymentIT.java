@@ -20,6 +20,7 @@ public class SqsDeploymentIT extends DeploymentContract {
     sqs.config().forEach((k, v) -> config.put("postbox.broker." + k, v));
     config.put("postbox.broker", "sqs");
     config.put("deployment.topic", queue);
-    return Deployments.war("deployment-sqs", "sqs", "jdbc/arq-sqs", config, SqsDeploymentIT.class);
+    return Deployments.orders(
+        "deployment-sqs", "sqs", "jdbc/arq-sqs", config, SqsDeploymentIT.class);
   }
 }

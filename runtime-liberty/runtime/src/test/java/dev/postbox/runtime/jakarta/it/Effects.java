@@ -15,7 +15,7 @@ import javax.sql.DataSource;
 @ApplicationScoped
 public class Effects {
 
-  @Resource(lookup = "jdbc/postbox")
+  @Resource(name = "jdbc/it")
   DataSource dataSource;
 
   void write(String subscription, Envelope event, String note) throws Exception {

@@ -25,7 +25,7 @@ public class InboxItResource {
 
   @Inject InboxOperations inbox;
 
-  @Resource(lookup = "jdbc/postbox")
+  @Resource(name = "jdbc/it")
   DataSource dataSource;
 
   /** The effects of one handler, oldest first, one "event_id note" line each. */

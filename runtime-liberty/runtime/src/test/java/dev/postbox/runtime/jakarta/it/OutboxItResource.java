@@ -6,8 +6,6 @@ import dev.postbox.runtime.api.OutboxOperations;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.transaction.Synchronization;
-import jakarta.transaction.TransactionSynchronizationRegistry;
 import jakarta.transaction.Transactional;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -29,8 +27,6 @@ public class OutboxItResource {
 
   @Inject OutboxOperations operations;
 
-  @Resource TransactionSynchronizationRegistry registry;
-
   @ConfigProperty(name = "it.topic")
   @Inject
   String topic;
@@ -45,30 +41,6 @@ public class OutboxItResource {
     if (rollback) {
       throw new IllegalStateException("business failure after recording " + ids);
     }
-    return String.join(",", ids);
-  }
-
-  /**
-   * Records events, and the moment the transaction has committed (after Postbox's own after-commit
-   * hook has handed the wake-up to the relay) halts the JVM, as a kill -9 would.
-   */
-  @POST
-  @Path("/events-then-die")
-  @Transactional
-  public String recordThenDie(@QueryParam("count") int count) {
-    List<String> ids = recordEvents(count);
-    registry.registerInterposedSynchronization(
-        new Synchronization() {
-          @Override
-          public void beforeCompletion() {}
-
-          @Override
-          public void afterCompletion(int status) {
-            System.out.println("IT-COMMITTED " + String.join(",", ids));
-            System.out.flush();
-            Runtime.getRuntime().halt(137);
-          }
-        });
     return String.join(",", ids);
   }
 
@@ -105,7 +77,7 @@ public class OutboxItResource {
     }
   }
 
-  @Resource(lookup = "jdbc/postbox")
+  @Resource(name = "jdbc/it")
   javax.sql.DataSource dataSource;
 
   /** How many charges the inbox handler wrote. */
