@@ -1,6 +1,7 @@
 package dev.postbox.payments.admin;
 
-import dev.postbox.payments.ApiError;
+import dev.postbox.admin.AdminOnly;
+import dev.postbox.admin.ApiError;
 import dev.postbox.payments.orders.OrderCaptured;
 import dev.postbox.payments.orders.OrderRequest;
 import dev.postbox.payments.orders.Orders;
@@ -25,6 +26,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * second time, byte for byte with the same id, straight to the broker: the inbox must reject every
  * copy. For demos and benchmarks.
  */
+@AdminOnly
 @Path("/admin/load")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)

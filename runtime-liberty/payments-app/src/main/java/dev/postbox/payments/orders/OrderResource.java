@@ -1,6 +1,6 @@
 package dev.postbox.payments.orders;
 
-import dev.postbox.payments.ApiError;
+import dev.postbox.admin.ApiError;
 import dev.postbox.runtime.jakarta.Idempotent;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;

@@ -1,6 +1,6 @@
 package dev.postbox.payments.payments;
 
-import dev.postbox.payments.ApiError;
+import dev.postbox.admin.ApiError;
 import dev.postbox.payments.orders.Orders;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.RequestScoped;

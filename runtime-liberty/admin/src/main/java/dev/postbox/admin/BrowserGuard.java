@@ -1,6 +1,5 @@
-package dev.postbox.payments.security;
+package dev.postbox.admin;
 
-import dev.postbox.payments.Json;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
 import jakarta.ws.rs.container.ContainerResponseContext;
@@ -10,11 +9,10 @@ import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.Provider;
 import java.net.URI;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /**
- * What a browser must not be tricked into:
+ * What a browser must not be tricked into, on the resources marked {@link AdminOnly}:
  *
  * <ul>
  *   <li><b>Cross-site requests that change state</b> under {@code /admin} (CSRF: a form on another
@@ -28,6 +26,7 @@ import java.util.Set;
  *       /admin}.
  * </ul>
  */
+@AdminOnly
 @Provider
 public class BrowserGuard implements ContainerRequestFilter, ContainerResponseFilter {
 
@@ -35,8 +34,7 @@ public class BrowserGuard implements ContainerRequestFilter, ContainerResponseFi
 
   @Override
   public void filter(ContainerRequestContext request) {
-    String path = request.getUriInfo().getPath().replaceFirst("^/+", "");
-    if (!path.startsWith("admin") || SAFE_METHODS.contains(request.getMethod())) {
+    if (SAFE_METHODS.contains(request.getMethod())) {
       return;
     }
     String site = request.getHeaderString("Sec-Fetch-Site");
@@ -57,16 +55,13 @@ public class BrowserGuard implements ContainerRequestFilter, ContainerResponseFi
 
   @Override
   public void filter(ContainerRequestContext request, ContainerResponseContext response) {
-    String path = request.getUriInfo().getPath().replaceFirst("^/+", "");
-    if (path.startsWith("console") || path.startsWith("admin")) {
-      response.getHeaders().putSingle("X-Frame-Options", "DENY");
-      response
-          .getHeaders()
-          .putSingle(
-              "Content-Security-Policy",
-              "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
-      response.getHeaders().putSingle("X-Content-Type-Options", "nosniff");
-    }
+    response.getHeaders().putSingle("X-Frame-Options", "DENY");
+    response
+        .getHeaders()
+        .putSingle(
+            "Content-Security-Policy",
+            "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+    response.getHeaders().putSingle("X-Content-Type-Options", "nosniff");
   }
 
   static boolean sameOrigin(String origin, URI base) {
@@ -92,7 +87,7 @@ public class BrowserGuard implements ContainerRequestFilter, ContainerResponseFi
   private static Response forbidden(String message) {
     return Response.status(Response.Status.FORBIDDEN)
         .type(MediaType.APPLICATION_JSON)
-        .entity(Json.write(Map.of("error", message)))
+        .entity(ApiError.error(message))
         .build();
   }
 }

@@ -1,4 +1,4 @@
-package dev.postbox.payments.console;
+package dev.postbox.admin;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.ws.rs.GET;
@@ -13,8 +13,10 @@ import java.util.Map;
 
 /**
  * The console: plain HTML, CSS and JavaScript (no libraries) served from the classpath, behind the
- * admin role like the API it reads. Only the listed files are served.
+ * admin role like the API it reads. Only the listed files are served. The page reads the API at
+ * {@code ../admin/}, so it works under any context root.
  */
+@AdminOnly
 @Path("/console")
 @ApplicationScoped
 public class ConsoleResource {
@@ -27,7 +29,7 @@ public class ConsoleResource {
 
   @GET
   public Response root() {
-    return Response.seeOther(URI.create("/console/index.html")).build();
+    return Response.seeOther(URI.create("console/index.html")).build(); // against the app's base
   }
 
   @GET

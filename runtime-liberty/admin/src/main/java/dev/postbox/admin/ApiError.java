@@ -1,11 +1,13 @@
-package dev.postbox.payments;
+package dev.postbox.admin;
 
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.util.Map;
 
-/** Clear client errors: a status and a JSON body naming what was wrong. */
+/**
+ * Clear client errors: a status and a JSON body {@code {"error": "..."}} naming what was wrong. The
+ * admin API answers bad input with these; an application may use them for its own resources.
+ */
 public final class ApiError {
 
   private ApiError() {}
@@ -24,10 +26,7 @@ public final class ApiError {
 
   private static WebApplicationException status(Response.Status status, String message) {
     return new WebApplicationException(
-        Response.status(status)
-            .type(MediaType.APPLICATION_JSON)
-            .entity(Json.write(Map.of("error", message)))
-            .build());
+        Response.status(status).type(MediaType.APPLICATION_JSON).entity(error(message)).build());
   }
 
   /** Parses a positive id, or answers 400 naming the parameter. */
@@ -52,6 +51,25 @@ public final class ApiError {
       throw badRequest("limit must be between 1 and " + max + ", not " + value);
     }
     return value;
+  }
+
+  /** {@code {"error": message}}, the message escaped for JSON. */
+  static String error(String message) {
+    StringBuilder out = new StringBuilder("{\"error\":\"");
+    for (char c : message.toCharArray()) {
+      switch (c) {
+        case '"' -> out.append("\\\"");
+        case '\\' -> out.append("\\\\");
+        default -> {
+          if (c < 0x20) {
+            out.append(String.format("\\u%04x", (int) c));
+          } else {
+            out.append(c);
+          }
+        }
+      }
+    }
+    return out.append("\"}").toString();
   }
 
   private static String clip(String s) {

@@ -51,7 +51,7 @@ function drawChart() {
 }
 
 async function refreshOutbox() {
-  const outbox = await getJson("/admin/outbox");
+  const outbox = await getJson("../admin/outbox");
   setText("outbox-pending", outbox.pending);
   setText("outbox-failed", outbox.failed);
   setText("outbox-age", Math.round(outbox.oldestPendingAgeSeconds));
@@ -64,17 +64,13 @@ async function refreshOutbox() {
   drawChart();
 }
 
-async function refreshLedger() {
-  const ledger = await getJson("/ledger");
-  setText("ledger-orders", ledger.orders);
-  setText("ledger-charges", ledger.charges);
-  setText("ledger-notifications", ledger.notifications);
-  setText("ledger-doubles", ledger.doubleCharged);
-}
-
 async function refreshInbox() {
   const body = document.querySelector("#inbox tbody");
-  const rows = await getJson("/admin/inbox");
+  const rows = await getJson("../admin/inbox");
+  const sum = (field) => rows.reduce((total, s) => total + (s[field] || 0), 0);
+  setText("inbox-processed", sum("processed"));
+  setText("inbox-duplicates", sum("duplicates"));
+  setText("inbox-dead-letters", sum("openDeadLetters"));
   body.replaceChildren();
   for (const s of rows) {
     const tr = document.createElement("tr");
@@ -89,7 +85,7 @@ async function refreshInbox() {
 
 async function act(id, action) {
   const message = document.getElementById("dead-letter-message");
-  const post = (query) => fetch(`/admin/dead-letters/${id}/${action}${query}`,
+  const post = (query) => fetch(`../admin/dead-letters/${id}/${action}${query}`,
                                 { method: "POST", credentials: "same-origin" });
   let response = await post("");
   let body = await response.json().catch(() => ({}));
@@ -120,7 +116,7 @@ async function bulk(action) {
   } else if (action === "discard" && !window.confirm("Discard the matching FAILED rows? Their events are never sent.")) {
     return;
   }
-  const response = await fetch(`/admin/outbox/failed/${action}?${query}`,
+  const response = await fetch(`../admin/outbox/failed/${action}?${query}`,
                                { method: "POST", credentials: "same-origin" });
   const body = await response.json().catch(() => ({}));
   message.textContent = response.ok
@@ -134,7 +130,7 @@ document.querySelector("#outbox-bulk .bulk-discard").addEventListener("click", (
 
 async function refreshDeadLetters() {
   const body = document.querySelector("#dead-letters tbody");
-  const letters = await getJson("/admin/dead-letters?limit=100");
+  const letters = await getJson("../admin/dead-letters?limit=100");
   body.replaceChildren();
   for (const d of letters) {
     const tr = document.createElement("tr");
@@ -159,7 +155,7 @@ async function refreshDeadLetters() {
 
 async function refreshLeases() {
   const list = document.getElementById("leases");
-  const byOwner = await getJson("/admin/outbox/leases");
+  const byOwner = await getJson("../admin/outbox/leases");
   list.replaceChildren();
   for (const [owner, partitions] of Object.entries(byOwner)) {
     const li = document.createElement("li");
@@ -170,7 +166,7 @@ async function refreshLeases() {
 
 async function refresh() {
   try {
-    await Promise.all([refreshOutbox(), refreshLedger(), refreshInbox(), refreshDeadLetters(),
+    await Promise.all([refreshOutbox(), refreshInbox(), refreshDeadLetters(),
                        refreshLeases()]);
     setText("updated", "updated " + new Date().toLocaleTimeString());
   } catch (e) {

@@ -1,6 +1,5 @@
-package dev.postbox.payments.admin;
+package dev.postbox.admin;
 
-import dev.postbox.payments.ApiError;
 import dev.postbox.runtime.api.BrokerOutage;
 import dev.postbox.runtime.api.DeadLetter;
 import dev.postbox.runtime.api.DeadLetterOperations;
@@ -40,10 +39,12 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 
 /**
- * The operator's API under {@code /admin} (role {@code postbox-admin}, see web.xml): outbox lag,
- * leases, FAILED rows, inbox statistics, dead letters. Ids and page sizes are validated; bad ones
- * get 400 with a message.
+ * The operator's API under {@code /admin}, for the role {@code postbox-admin} only ({@link
+ * AdminGuard}, and the constraint in this jar's web-fragment.xml): outbox lag, leases, FAILED rows
+ * with retry and discard, inbox statistics, dead letters with inspect, replay and discard, bulk
+ * replay. Ids and page sizes are validated; bad ones get 400 with a message.
  */
+@AdminOnly
 @Path("/admin")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
