@@ -380,7 +380,7 @@ public class AdminResource {
     if (subscription == null || subscription.isBlank()) {
       throw ApiError.badRequest("subscription is required");
     }
-    return running(subscription).deadLetters().replayAll(type);
+    return running(subscription).deadLetters().replayAll(blankToNull(type, "type", 1024));
   }
 
   // ---- helpers ----

@@ -3,6 +3,7 @@ package dev.postbox.admin;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.postbox.admin.it.EmbeddingApplication;
+import dev.postbox.admin.it.api.ApiApplication;
 import java.io.File;
 import java.net.URI;
 import java.net.URL;
@@ -20,6 +21,7 @@ import java.util.Base64;
 import java.util.List;
 import java.util.stream.Stream;
 import org.jboss.arquillian.container.test.api.Deployment;
+import org.jboss.arquillian.container.test.api.OperateOnDeployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
 import org.jboss.arquillian.test.api.ArquillianResource;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -43,7 +45,7 @@ class AdminPartIT {
   private static final String OPERATOR = "operator:operator-it-secret";
   private static final String VIEWER = "viewer:viewer-it-secret";
 
-  @Deployment(testable = false)
+  @Deployment(name = "root", testable = false)
   public static WebArchive deployment() throws Exception {
     try (Connection c =
             DriverManager.getConnection("jdbc:postgresql://127.0.0.1:5432/test?user=postgres");
@@ -68,11 +70,31 @@ class AdminPartIT {
             // No broker: the relay is off and nothing subscribes; the admin API reads the tables.
             .addAsResource(
                 new StringAsset("postbox.relay.enabled=false\n"),
-                "META-INF/microprofile-config.properties")
-            .addAsLibrary(
-                ShrinkWrap.create(ExplodedImporter.class, "postbox-admin.jar")
-                    .importDirectory(new File(System.getProperty("admin.classes")))
-                    .as(JavaArchive.class));
+                "META-INF/microprofile-config.properties");
+    return withPostbox(war);
+  }
+
+  /**
+   * The same, with the JAX-RS root at {@code /api} and no security constraint of its own: only
+   * {@link AdminGuard} stands between a caller and the API.
+   */
+  @Deployment(name = "api", testable = false)
+  public static WebArchive deploymentUnderApi() throws Exception {
+    WebArchive war =
+        ShrinkWrap.create(WebArchive.class, "embedding-api.war")
+            .addClass(ApiApplication.class)
+            .addAsWebInfResource(EmptyAsset.INSTANCE, "beans.xml")
+            .addAsResource(
+                new StringAsset("postbox.relay.enabled=false\n"),
+                "META-INF/microprofile-config.properties");
+    return withPostbox(war);
+  }
+
+  private static WebArchive withPostbox(WebArchive war) throws Exception {
+    war.addAsLibrary(
+        ShrinkWrap.create(ExplodedImporter.class, "postbox-admin.jar")
+            .importDirectory(new File(System.getProperty("admin.classes")))
+            .as(JavaArchive.class));
     Path runtime = Path.of(System.getProperty("runtime.deploymentJars"), "runtime");
     try (Stream<Path> jars = Files.list(runtime)) {
       jars.forEach(jar -> war.addAsLibrary(jar.toFile(), jar.getFileName().toString()));
@@ -80,7 +102,13 @@ class AdminPartIT {
     return war;
   }
 
-  @ArquillianResource URL app;
+  @ArquillianResource
+  @OperateOnDeployment("root")
+  URL app;
+
+  @ArquillianResource
+  @OperateOnDeployment("api")
+  URL api;
 
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -151,6 +179,31 @@ class AdminPartIT {
     assertThat(crossSite.statusCode()).as("a cross-site change is refused").isEqualTo(403);
   }
 
+  @Test
+  void underAnotherJaxRsRootTheRoleCheckAloneStillAnswers401And403() throws Exception {
+    String outbox = api + "api/admin/outbox";
+    HttpResponse<String> anonymous = send(outbox, null);
+    assertThat(anonymous.statusCode()).isEqualTo(401);
+    assertThat(anonymous.body()).contains("sign in as an operator");
+    HttpResponse<String> viewer = send(outbox, VIEWER);
+    assertThat(viewer.statusCode()).isEqualTo(403);
+    assertThat(viewer.body()).contains("the role postbox-admin is needed");
+    assertThat(send(outbox, OPERATOR).statusCode()).isEqualTo(200);
+    assertThat(send(api + "api/console/index.html", null).statusCode()).isEqualTo(401);
+  }
+
+  private HttpResponse<String> send(String url, String user) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url));
+    if (user != null) {
+      b.header("Authorization", basic(user));
+    }
+    return http.send(b.GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String basic(String user) {
+    return "Basic " + Base64.getEncoder().encodeToString(user.getBytes(StandardCharsets.UTF_8));
+  }
+
   private HttpResponse<String> get(String path, String user) throws Exception {
     return http.send(request(path, user).GET().build(), HttpResponse.BodyHandlers.ofString());
   }
@@ -164,9 +217,7 @@ class AdminPartIT {
   private HttpRequest.Builder request(String path, String user) {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(app + path));
     if (user != null) {
-      b.header(
-          "Authorization",
-          "Basic " + Base64.getEncoder().encodeToString(user.getBytes(StandardCharsets.UTF_8)));
+      b.header("Authorization", basic(user));
     }
     return b;
   }

@@ -67,6 +67,8 @@ public abstract class DeploymentContract {
     eventually().until(() -> ledger.chargesForEvent(eventId) == 1);
     eventually().until(() -> outbox.lag().pending() == 0);
     assertThat(ledger.orders(rolledBack)).as("the rolled-back order row").isZero();
+    assertThat(ledger.outboxRowsFor(rolledBack)).as("the rolled-back order's event row").isZero();
+    assertThat(ledger.outboxRowsFor(kept)).isEqualTo(1);
     assertThat(ledger.chargesForOrder(rolledBack))
         .as("the rolled-back order's event, recorded before it, never reached the broker")
         .isZero();

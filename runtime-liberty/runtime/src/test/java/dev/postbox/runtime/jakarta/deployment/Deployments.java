@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta.deployment;
 
+import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.jakarta.deployment.app.Orders;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,6 +12,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.stream.Stream;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.asset.EmptyAsset;
@@ -67,6 +69,26 @@ public final class Deployments {
         .addPackage(Orders.class.getPackage())
         .addClasses(DeploymentContract.class, test)
         .addAsResource(new StringAsset(persistenceXml(dataSource)), "META-INF/persistence.xml");
+  }
+
+  /** {@link #orders} on the Kafka adapter, with a topic of its own on the test broker. */
+  static WebArchive ordersOnKafka(
+      String name, String dataSource, Class<? extends DeploymentContract> test) {
+    KafkaTestBroker kafka = KafkaTestBroker.shared();
+    String topic = name + "-" + UUID.randomUUID();
+    kafka.createTopic(topic, 4);
+    return orders(
+        name,
+        "kafka",
+        dataSource,
+        Map.of(
+            "postbox.broker",
+            "kafka",
+            "postbox.broker.bootstrap.servers",
+            kafka.bootstrapServers(),
+            "deployment.topic",
+            topic),
+        test);
   }
 
   /** The in-container tests' server log, for what a test must see logged. */

@@ -1,8 +1,5 @@
 package dev.postbox.runtime.jakarta.deployment;
 
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import java.util.Map;
-import java.util.UUID;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
 
@@ -14,21 +11,8 @@ public class MariaDbDeploymentIT extends DeploymentContract {
 
   @Deployment
   public static WebArchive deployment() {
-    KafkaTestBroker kafka = KafkaTestBroker.shared();
-    String topic = "deployment-mariadb-" + UUID.randomUUID();
-    kafka.createTopic(topic, 4);
     Deployments.freshMariaDbDatabase("postbox_arq");
-    return Deployments.orders(
-        "deployment-mariadb",
-        "kafka",
-        "jdbc/arq-mariadb",
-        Map.of(
-            "postbox.broker",
-            "kafka",
-            "postbox.broker.bootstrap.servers",
-            kafka.bootstrapServers(),
-            "deployment.topic",
-            topic),
-        MariaDbDeploymentIT.class);
+    return Deployments.ordersOnKafka(
+        "deployment-mariadb", "jdbc/arq-mariadb", MariaDbDeploymentIT.class);
   }
 }

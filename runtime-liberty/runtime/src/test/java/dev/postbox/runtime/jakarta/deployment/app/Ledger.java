@@ -22,6 +22,15 @@ public class Ledger {
         .getSingleResult();
   }
 
+  /** Postbox's outbox rows of a key, in the same database (its table, read by the test). */
+  public long outboxRowsFor(String key) {
+    return ((Number)
+            em.createNativeQuery("SELECT COUNT(*) FROM postbox_outbox WHERE event_key = ?")
+                .setParameter(1, key)
+                .getSingleResult())
+        .longValue();
+  }
+
   public long chargesForEvent(String eventId) {
     return em.createQuery("SELECT COUNT(c) FROM Charge c WHERE c.eventId = :id", Long.class)
         .setParameter("id", eventId)
