@@ -8,6 +8,8 @@ import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.Publisher;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,8 +18,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -28,7 +32,9 @@ import org.HdrHistogram.Recorder;
  * The outbox relay from PostgreSQL to Kafka, measured two ways, with peers in the same run:
  *
  * <ol>
- *   <li><b>Throughput:</b> 50,000 committed events drained by 1 relay instance, then by 3.
+ *   <li><b>Throughput:</b> 50,000 committed events drained by 1 relay instance, then by 2 and 3;
+ *       beside them the two limits of one instance: a null broker (claims and marks only, the
+ *       database's limit) and the same envelopes sent straight through the adapter (the broker's).
  *   <li><b>Commit→publish latency</b> at a steady 1,000 events/s, one event per transaction: the
  *       relay woken after each commit (what the Jakarta wiring's after-commit synchronization
  *       does), beside a polling-only relay at a 1 s interval, as polling outboxes work.
@@ -66,9 +72,24 @@ public final class RelayBenchmark {
               + THROUGHPUT_EVENTS
               + " committed events (64 partitions, batch 500, 4 workers/instance)");
       System.out.printf("%-28s %12s %12s%n", "peer", "seconds", "events/s");
+      double one = 0;
       for (int instances : new int[] {1, 2, 3}) {
-        throughput(broker, kafka, instances);
+        double rate =
+            throughput(
+                broker.publisher(),
+                kafka,
+                instances,
+                instances + (instances == 1 ? " relay instance" : " relay instances"));
+        one = instances == 1 ? rate : one;
       }
+      // The limits of one instance on this machine, in the same run: the database alone (the same
+      // claims and marks, a publisher that takes every batch at once) and the broker alone (the
+      // same envelopes through the same adapter, in batches of 500 on 4 threads, no database).
+      double database = throughput((destination, envelope) -> {}, kafka, 1, "limit: null broker");
+      double producer = producerOnly(broker.publisher(), kafka);
+      System.out.printf(
+          "1 instance / lower limit: %.0f%% (of %,.0f events/s)%n",
+          100 * one / Math.min(database, producer), Math.min(database, producer));
       System.out.println(
           "\ncommit->publish latency at "
               + RATE
@@ -93,8 +114,51 @@ public final class RelayBenchmark {
     }
   }
 
-  private static void throughput(Broker broker, KafkaTestBroker kafka, int instances)
-      throws Exception {
+  /** The broker's limit: the drain's envelopes sent straight through the adapter. */
+  private static double producerOnly(Publisher publisher, KafkaTestBroker kafka) throws Exception {
+    String topic = topic(kafka, 8);
+    List<List<Envelope>> batches = new ArrayList<>();
+    List<Envelope> batch = new ArrayList<>();
+    for (int i = 0; i < THROUGHPUT_EVENTS; i++) {
+      OutboxEvent e = event(topic, "key-" + (i % 1_000), i);
+      batch.add(
+          Envelope.builder()
+              .id(e.eventId())
+              .source(e.source())
+              .type(e.type())
+              .key(e.key())
+              .payload(e.payload())
+              .build());
+      if (batch.size() == 500) {
+        batches.add(batch);
+        batch = new ArrayList<>();
+      }
+    }
+    ConcurrentLinkedQueue<List<Envelope>> queue = new ConcurrentLinkedQueue<>(batches);
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    long started = System.nanoTime();
+    List<Future<?>> done = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      done.add(
+          threads.submit(
+              () -> {
+                for (List<Envelope> next; (next = queue.poll()) != null; ) {
+                  publisher.publishAll(topic, next);
+                }
+              }));
+    }
+    for (Future<?> f : done) {
+      f.get();
+    }
+    double seconds = (System.nanoTime() - started) / 1e9;
+    threads.shutdown();
+    System.out.printf(
+        "%-28s %12.2f %,12.0f%n", "limit: producer only", seconds, THROUGHPUT_EVENTS / seconds);
+    return THROUGHPUT_EVENTS / seconds;
+  }
+
+  private static double throughput(
+      Publisher publisher, KafkaTestBroker kafka, int instances, String label) throws Exception {
     try (PostgresSchema schema = new PostgresSchema("&reWriteBatchedInserts=true")) {
       String topic = topic(kafka, 8);
       OutboxRepository repo = new OutboxRepository(schema.dialect, 64);
@@ -111,18 +175,15 @@ public final class RelayBenchmark {
       for (int i = 0; i < instances; i++) {
         relays.add(
             RelayHandle.start(
-                schema, broker, "tp-" + i, Duration.ofMillis(200), RelayListener.NONE, 4));
+                schema, publisher, "tp-" + i, Duration.ofMillis(200), RelayListener.NONE, 4));
       }
       while (relays.stream().mapToLong(r -> r.relay.publishedCount()).sum() < THROUGHPUT_EVENTS) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
       }
       double seconds = (System.nanoTime() - started) / 1e9;
       relays.forEach(RelayHandle::close);
-      System.out.printf(
-          "%-28s %12.2f %,12.0f%n",
-          instances + (instances == 1 ? " relay instance" : " relay instances"),
-          seconds,
-          THROUGHPUT_EVENTS / seconds);
+      System.out.printf("%-28s %12.2f %,12.0f%n", label, seconds, THROUGHPUT_EVENTS / seconds);
+      return THROUGHPUT_EVENTS / seconds;
     }
   }
 
@@ -160,7 +221,8 @@ public final class RelayBenchmark {
       List<RelayHandle> relays = new ArrayList<>();
       List<OutboxNotifications> listeners = new ArrayList<>();
       for (int i = 0; i < instances; i++) {
-        RelayHandle r = RelayHandle.start(schema, broker, "lat-" + i, poll, listener, workers);
+        RelayHandle r =
+            RelayHandle.start(schema, broker.publisher(), "lat-" + i, poll, listener, workers);
         relays.add(r);
         if (announce) {
           OutboxNotifications l = new OutboxNotifications(schema.pool, r.relay::wake, Thread::new);
@@ -258,7 +320,7 @@ public final class RelayBenchmark {
       Relay relay, ScheduledExecutorService scheduler, ExecutorService workers) {
     static RelayHandle start(
         PostgresSchema schema,
-        Broker broker,
+        Publisher publisher,
         String name,
         Duration poll,
         RelayListener listener,
@@ -274,7 +336,7 @@ public final class RelayBenchmark {
           new Relay(
               schema.tx,
               schema.dialect,
-              broker.publisher(),
+              publisher,
               settings,
               Clock.systemUTC(),
               scheduler,
