@@ -33,12 +33,14 @@ import java.util.concurrent.Executors;
  *   <li><b>Postbox's inbox in deferred mode</b>: a poll batch is recorded, queued, committed and
  *       acked; workers (1, then 4) claim the queued events and run the handler. The clock stops at
  *       the last handler's commit, not at the last ack.
+ *   <li><b>The raw database</b>, the limit: the same inbox and business rows, 500 per transaction,
+ *       one multi-row statement per table over plain JDBC, no broker.
  * </ul>
  *
  * <p>Each peer consumes the same number of events from a topic of its own, published beforehand;
  * the clock runs from its first poll to its last commit. Run: {@code ./mvnw -q -pl benchmarks -am
  * install -DskipTests && ./mvnw -q -pl benchmarks exec:java
- * -Dexec.mainClass=dev.postbox.benchmarks.InboxBenchmark} (add {@code -Dexec.args=storm} for the
+ * -Dexec.mainClass=dev.postbox.runtime.inbox.InboxBenchmark} (add {@code -Dexec.args=storm} for the
  * duplicate storm alone)
  */
 public final class InboxBenchmark {
@@ -65,12 +67,19 @@ public final class InboxBenchmark {
       System.out.printf("%-36s %10s %12s %8s%n", "peer", "seconds", "events/s", "x loop");
       double loop = perMessageLoop(kafka, broker);
       report("per-message loop (seeds)", loop, loop);
-      report("postbox inbox, batch, 1 lane", postbox(kafka, broker, 1), loop);
-      report("postbox inbox, batch, 4 lanes", postbox(kafka, broker, 4), loop);
+      double oneLane = postbox(kafka, broker, 1);
+      report("postbox inbox, batch, 1 lane", oneLane, loop);
+      double fourLanes = postbox(kafka, broker, 4);
+      report("postbox inbox, batch, 4 lanes", fourLanes, loop);
       double[] oneWorker = postboxDeferred(kafka, broker, 1);
       report("postbox inbox, deferred, 1 worker", oneWorker[0], loop);
       double[] fourWorkers = postboxDeferred(kafka, broker, 4);
       report("postbox inbox, deferred, 4 workers", fourWorkers[0], loop);
+      double raw = rawDatabase();
+      report("limit: raw database (no broker)", raw, loop);
+      System.out.printf(
+          "inline 1 lane / raw database: %.0f%%, 4 lanes: %.0f%%%n",
+          100 * raw / oneLane, 100 * raw / fourLanes);
       System.out.printf(
           "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
           oneWorker[1], fourWorkers[1]);
@@ -495,6 +504,57 @@ public final class InboxBenchmark {
       } finally {
         deferred.close();
         workerThreads.shutdown();
+      }
+    }
+  }
+
+  /**
+   * The database's limit for the same work, without a broker: the same events' inbox rows (already
+   * processed) and business rows, 500 per transaction as a poll batch, each table written with one
+   * multi-row statement over plain JDBC, on one connection.
+   */
+  private static double rawDatabase() throws Exception {
+    List<Envelope> events = new ArrayList<>();
+    for (int i = 0; i < EVENTS; i++) {
+      events.add(event("OrderCaptured", "order-" + (i % 1_000), i));
+    }
+    try (PostgresSchema db = new PostgresSchema("")) {
+      db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
+      java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+      try (Connection c = db.pool.getConnection()) {
+        c.setAutoCommit(false);
+        long start = System.nanoTime();
+        for (int from = 0; from < EVENTS; from += 500) {
+          List<Envelope> batch = events.subList(from, Math.min(EVENTS, from + 500));
+          StringBuilder inbox =
+              new StringBuilder(
+                  "INSERT INTO postbox_inbox (subscription, event_id, event_key, event_type,"
+                      + " fingerprint, status, received_at, processed_at) VALUES ");
+          StringBuilder charges =
+              new StringBuilder("INSERT INTO charge (event_id, amount) VALUES ");
+          for (int i = 0; i < batch.size(); i++) {
+            inbox.append(i == 0 ? "" : ",").append("(?,?,?,?,?,'PROCESSED',now(),now())");
+            charges.append(i == 0 ? "" : ",").append("(?,1999)");
+          }
+          inbox.append(" ON CONFLICT (subscription, event_id) DO NOTHING");
+          try (PreparedStatement ps = c.prepareStatement(inbox.toString());
+              PreparedStatement cs = c.prepareStatement(charges.toString())) {
+            int p = 1;
+            int q = 1;
+            for (Envelope e : batch) {
+              ps.setString(p++, "payments");
+              ps.setString(p++, e.id());
+              ps.setString(p++, e.key());
+              ps.setString(p++, e.type());
+              ps.setString(p++, java.util.HexFormat.of().formatHex(sha.digest(e.payload())));
+              cs.setString(q++, e.id());
+            }
+            ps.executeUpdate();
+            cs.executeUpdate();
+          }
+          c.commit();
+        }
+        return (System.nanoTime() - start) / 1e9;
       }
     }
   }

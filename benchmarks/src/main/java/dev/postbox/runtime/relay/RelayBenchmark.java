@@ -46,7 +46,7 @@ import org.HdrHistogram.Recorder;
  * KRaft broker in this JVM unless {@code --bootstrap host:port} names one.
  *
  * <p>Run: {@code ./mvnw -q -pl benchmarks -am install -DskipTests && ./mvnw -q -pl benchmarks
- * exec:java -Dexec.mainClass=dev.postbox.benchmarks.RelayBenchmark}
+ * exec:java -Dexec.mainClass=dev.postbox.runtime.relay.RelayBenchmark}
  */
 public final class RelayBenchmark {
 
