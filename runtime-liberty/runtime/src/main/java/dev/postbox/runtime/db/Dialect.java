@@ -23,7 +23,7 @@ import java.util.Locale;
  * between the databases lives in it.)
  */
 public enum Dialect {
-  POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
+  POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY") {
     @Override
     public String now() {
       return "clock_timestamp()"; // the time now, not the transaction's start
@@ -91,7 +91,7 @@ public enum Dialect {
       }
     }
   },
-  MARIADB("mariadb", "LIMIT ?", "FOR UPDATE") {
+  MARIADB("mariadb", "LIMIT ?") {
     @Override
     public String now() {
       return "UTC_TIMESTAMP(6)"; // DATETIME(6) columns hold UTC
@@ -196,7 +196,7 @@ public enum Dialect {
       }
     }
   },
-  H2("h2", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
+  H2("h2", "FETCH FIRST ? ROWS ONLY") {
     @Override
     public String insertLeaseIfAbsent() {
       return "INSERT INTO postbox_lease (partition_no, version) SELECT ?, 0 FROM DUAL"
@@ -285,12 +285,10 @@ public enum Dialect {
 
   private final String migrationFolder;
   private final String limit;
-  private final String claimLock;
 
-  Dialect(String migrationFolder, String limit, String claimLock) {
+  Dialect(String migrationFolder, String limit) {
     this.migrationFolder = migrationFolder;
     this.limit = limit;
-    this.claimLock = claimLock;
   }
 
   /** The dialect of the database behind a connection. */
@@ -334,19 +332,6 @@ public enum Dialect {
   /** The row-limit clause with one {@code ?} for the count. */
   public String limit() {
     return limit;
-  }
-
-  /**
-   * The row-claim lock clause: {@code FOR UPDATE}, deliberately without {@code SKIP LOCKED}.
-   *
-   * <p>A partition is already published by one transaction at a time (its lease row is locked for
-   * the batch), so no legitimate competitor for its rows exists and skipping buys nothing. It can
-   * only do harm: a row locked by anything else (on InnoDB, a neighbouring partition's claim takes
-   * next-key locks that spill onto this partition's first rows) would be skipped, and a later row
-   * of the same key published first. {@code RelayContract} caught exactly that on MariaDB.
-   */
-  public String claimLock() {
-    return claimLock;
   }
 
   /** Inserts a lease row for a partition unless it exists; one or two {@code ?} (the partition). */

@@ -36,7 +36,8 @@ public final class Migrations {
           "V4__inbox_counter.sql",
           "V5__idempotency.sql",
           "V6__binary_ids.sql",
-          "V7__outbox_redrives.sql");
+          "V7__outbox_redrives.sql",
+          "V8__outbox_partial_indexes.sql");
 
   private Migrations() {}
 

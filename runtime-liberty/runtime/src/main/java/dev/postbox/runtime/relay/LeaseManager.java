@@ -259,16 +259,21 @@ final class LeaseManager {
   }
 
   /**
-   * Whether this instance holds the partition's lease (locking its row, so a takeover skips it
-   * until the claim or settle commits): true with at least a quarter of the lease left, false with
-   * less (the heartbeat is late), null if another instance holds it or it expired.
+   * Whether this instance holds the partition's lease: true with at least a quarter of the lease
+   * left, false with less (the heartbeat is late), null if another instance holds it or it expired.
+   *
+   * @param lock whether to lock the lease row until the transaction ends, so a takeover skips it
+   *     meanwhile: the settle transaction does (fencing: its marks and the lease check commit
+   *     together); the claim does not, as it writes nothing and its rows are published after it
+   *     commits anyway, so a lock would only cost its transaction a commit record to flush
    */
-  Boolean holdsWithTimeToSpare(Connection c, int partition) throws SQLException {
+  Boolean holdsWithTimeToSpare(Connection c, int partition, boolean lock) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT owner, lease_until, "
                 + dialect.now()
-                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
+                + " AS db_now FROM postbox_lease WHERE partition_no = ?"
+                + (lock ? " FOR UPDATE" : ""))) {
       ps.setInt(1, partition);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {

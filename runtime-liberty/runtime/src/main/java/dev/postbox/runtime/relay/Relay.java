@@ -259,15 +259,19 @@ final class Relay implements AutoCloseable {
   }
 
   /**
-   * One batch of one partition: claim in a short transaction, publish outside any, settle in a
-   * second short transaction. Returns how many rows it claimed.
+   * One batch of one partition: claim in a short read-only transaction, publish outside any, settle
+   * in a second short transaction, fenced by the lease. Returns how many rows it claimed.
+   *
+   * <p>The claim locks nothing: the lease already gives the partition one publisher at a time, and
+   * whatever the claim could lock is unlocked at its commit, before the broker call. Only the
+   * settle writes, so one commit per batch waits for the disk, not two.
    */
   int publishBatch(int partition) {
     List<OutboxRow> batch =
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              Boolean owner = leases.holdsWithTimeToSpare(c, partition);
+              Boolean owner = leases.holdsWithTimeToSpare(c, partition, false);
               if (owner == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
@@ -288,7 +292,7 @@ final class Relay implements AutoCloseable {
               // Fencing: only the lease's holder marks rows. One that lost the lease while it
               // published (paused longer than the lease) marks nothing; the new owner publishes
               // the rows again, and the inbox skips those copies.
-              if (leases.holdsWithTimeToSpare(c, partition) == null) {
+              if (leases.holdsWithTimeToSpare(c, partition, true) == null) {
                 return false;
               }
               settlement.settle(c, batch, outcome, done);

@@ -326,7 +326,7 @@ abstract class RelayContract {
     try (PreparedStatement ps =
         paused.prepareStatement(
             "SELECT partition_no FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
-      for (int p = 0; p < partitions - 1; p++) { // by key, as a claim locks its lease row
+      for (int p = 0; p < partitions - 1; p++) { // by key, as a settle locks its lease row
         ps.setInt(1, p);
         ps.executeQuery().close();
       }
@@ -339,6 +339,50 @@ abstract class RelayContract {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> survivor.ownedPartitions().size() == partitions);
+  }
+
+  @Test
+  void theClaimLocksNothingSoOnlyTheSettleWaitsForALockedLeaseRow() throws Exception {
+    // The claim is a read-only transaction: no lock, so no commit record for the disk to flush
+    // (one per batch, not two). Shown here by a transaction that holds the partition's lease row:
+    // the claim reads past it and the event is published at once; only the settle, which must
+    // lock the row to fence its marks, waits until that transaction ends. Before, the claim
+    // locked the lease row too and nothing was published meanwhile.
+    String t = topic(1);
+    Broker broker = broker();
+    Consumer consumer = track(broker.subscribe(Subscription.of(t, "verify")));
+    Relay relay = relay("claimer", broker, settings("claimer", 1));
+    relay.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> relay.ownedPartitions().size() == 1);
+    java.sql.Connection holder = dataSource.getConnection();
+    closeAfterEach.add(holder);
+    holder.setAutoCommit(false);
+    try (PreparedStatement ps =
+        holder.prepareStatement(
+            "SELECT owner FROM postbox_lease WHERE partition_no = 0 FOR UPDATE")) {
+      ps.executeQuery().close();
+    }
+    closeAfterEach.add(0, holder::rollback);
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent e = event(t, "k", "claimed past a locked lease row");
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, e, Instant.now());
+          return null;
+        });
+    relay.wake(0);
+    assertThat(receive(consumer, 1, Duration.ofSeconds(20)))
+        .extracting(d -> d.envelope().id())
+        .containsExactly(e.eventId());
+    assertThat(count("SELECT COUNT(*) FROM postbox_outbox WHERE status = ?", "DISPATCHED"))
+        .as("the settle waits for the lease row")
+        .isZero();
+    holder.rollback();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> count("SELECT COUNT(*) FROM postbox_outbox WHERE status = ?", "DISPATCHED") == 1);
+    assertThat(receiveQuietly(consumer, Duration.ofSeconds(1))).as("published once").isEmpty();
   }
 
   @Test
