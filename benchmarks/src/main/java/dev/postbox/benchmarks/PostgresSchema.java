@@ -42,6 +42,16 @@ public final class PostgresSchema implements AutoCloseable {
     tx = Transactions.jdbc(pool);
   }
 
+  /** The server's version, as {@code SHOW server_version} gives it, for a report. */
+  public static String version() throws Exception {
+    try (Connection c = DriverManager.getConnection(SERVER);
+        Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SHOW server_version")) {
+      rs.next();
+      return "PostgreSQL " + rs.getString(1);
+    }
+  }
+
   /** Runs DDL for a benchmark's own tables. */
   public void execute(String ddl) {
     tx.inTransaction(

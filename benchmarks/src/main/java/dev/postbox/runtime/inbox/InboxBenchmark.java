@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.benchmarks.PostgresSchema;
+import dev.postbox.benchmarks.Report;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
@@ -40,8 +41,9 @@ import java.util.concurrent.Executors;
  * <p>Each peer consumes the same number of events from a topic of its own, published beforehand;
  * the clock runs from its first poll to its last commit. Run: {@code ./mvnw -q -pl benchmarks -am
  * install -DskipTests && ./mvnw -q -pl benchmarks exec:java
- * -Dexec.mainClass=dev.postbox.runtime.inbox.InboxBenchmark} (add {@code -Dexec.args=storm} for the
- * duplicate storm alone)
+ * -Dexec.mainClass=dev.postbox.runtime.inbox.InboxBenchmark}. Every peer runs once per round
+ * ({@code --rounds N}, 5 by default; see {@link Report}); {@code -Dexec.args=storm} runs the
+ * duplicate storm alone, and {@code extras} adds the storm and the scale-out after the rounds.
  */
 public final class InboxBenchmark {
 
@@ -53,6 +55,8 @@ public final class InboxBenchmark {
   private InboxBenchmark() {}
 
   public static void main(String[] args) throws Exception {
+    Report report = Report.of("inbox", args);
+    List<String> rest = report.args();
     try (KafkaTestBroker kafka = KafkaTestBroker.start();
         Broker broker =
             Brokers.open("kafka", Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
@@ -60,42 +64,95 @@ public final class InboxBenchmark {
           "inbox benchmark: Kafka -> inbox -> 1 business insert -> commit -> ack, PostgreSQL, %d events,"
               + " %d cores, Java %s%n",
           EVENTS, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
-      if (args.length > 0 && args[0].equals("storm")) {
+      if (rest.contains("storm")) {
         storms(kafka, broker);
         return;
       }
-      System.out.printf("%-36s %10s %12s %8s%n", "peer", "seconds", "events/s", "x loop");
-      double loop = perMessageLoop(kafka, broker);
-      report("per-message loop (seeds)", loop, loop);
-      double oneLane = postbox(kafka, broker, 1);
-      report("postbox inbox, batch, 1 lane", oneLane, loop);
-      double fourLanes = postbox(kafka, broker, 4);
-      report("postbox inbox, batch, 4 lanes", fourLanes, loop);
-      double[] oneWorker = postboxDeferred(kafka, broker, 1);
-      report("postbox inbox, deferred, 1 worker", oneWorker[0], loop);
-      double[] fourWorkers = postboxDeferred(kafka, broker, 4);
-      report("postbox inbox, deferred, 4 workers", fourWorkers[0], loop);
-      double raw = rawDatabase();
-      report("limit: raw database (no broker)", raw, loop);
-      System.out.printf(
-          "inline 1 lane / raw database: %.0f%%, 4 lanes: %.0f%%%n",
-          100 * raw / oneLane, 100 * raw / fourLanes);
-      System.out.printf(
-          "deferred mode acked every delivery after %.2f s (1 worker) and %.2f s (4 workers)%n",
-          oneWorker[1], fourWorkers[1]);
-      storms(kafka, broker);
-      System.out.printf(
-          "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
-              + " events over 8 partitions%n",
-          SCALING_EVENTS);
-      for (int instances = 1; instances <= 3; instances++) {
-        double seconds = instances(kafka, broker, instances);
-        System.out.printf(
-            "%-36s %10.2f %,12.0f%n",
-            instances + (instances == 1 ? " instance" : " instances"),
-            seconds,
-            SCALING_EVENTS / seconds);
+      report.machine("broker", "Kafka KRaft in the JVM");
+      report.machine("database", PostgresSchema.version());
+      for (int round = 1; round <= report.rounds(); round++) {
+        System.out.printf("%nround %d%n", round);
+        System.out.printf("%-36s %10s %12s%n", "peer", "seconds", "events/s");
+        // Every peer once per round; which goes first turns from round to round.
+        List<Peer> peers =
+            List.of(
+                () -> seconds(LOOP, perMessageLoop(kafka, broker)),
+                () -> seconds(ONE_LANE, postbox(kafka, broker, 1)),
+                () -> seconds(FOUR_LANES, postbox(kafka, broker, 4)),
+                () -> deferred(report, DEFERRED_ONE, postboxDeferred(kafka, broker, 1)),
+                () -> deferred(report, DEFERRED_FOUR, postboxDeferred(kafka, broker, 4)),
+                () -> seconds(RAW, rawDatabase()));
+        for (int k = 0; k < peers.size(); k++) {
+          Peer.Run r = peers.get((k + round - 1) % peers.size()).run();
+          System.out.printf("%-36s %10.2f %,12.0f%n", r.name(), r.seconds(), EVENTS / r.seconds());
+          report.add(r.name(), THROUGHPUT, "events/s", EVENTS / r.seconds());
+        }
+        double loop = last(report, LOOP);
+        double raw = last(report, RAW);
+        for (String inline : List.of(ONE_LANE, FOUR_LANES)) {
+          report.add(inline, X_LOOP, "x", last(report, inline) / loop);
+          report.add(inline, OF_RAW, "%", 100 * last(report, inline) / raw);
+        }
+        double bestInline = Math.max(last(report, ONE_LANE), last(report, FOUR_LANES));
+        double bestDeferred = Math.max(last(report, DEFERRED_ONE), last(report, DEFERRED_FOUR));
+        report.add(DEFERRED, OF_INLINE, "%", 100 * bestDeferred / bestInline);
       }
+      report.goal("inline, 1 lane >= 20x the seeds' loop", ONE_LANE, X_LOOP, ">=", 20);
+      report.goal("inline, 1 lane >= 60 % of the raw database", ONE_LANE, OF_RAW, ">=", 60);
+      report.goal("deferred >= 50 % of inline (best of each)", DEFERRED, OF_INLINE, ">=", 50);
+      if (rest.contains("extras")) {
+        storms(kafka, broker);
+        scaleOut(kafka, broker);
+      }
+    }
+    report.finish();
+  }
+
+  private static final String THROUGHPUT = "throughput";
+  private static final String X_LOOP = "x loop";
+  private static final String OF_RAW = "share of raw database";
+  private static final String OF_INLINE = "share of inline";
+  private static final String LOOP = "per-message loop (seeds)";
+  private static final String ONE_LANE = "postbox inbox, inline, 1 lane";
+  private static final String FOUR_LANES = "postbox inbox, inline, 4 lanes";
+  private static final String DEFERRED_ONE = "postbox inbox, deferred, 1 worker";
+  private static final String DEFERRED_FOUR = "postbox inbox, deferred, 4 workers";
+  private static final String DEFERRED = "postbox inbox, deferred";
+  private static final String RAW = "limit: raw database (no broker)";
+
+  /** A peer of one round. */
+  private interface Peer {
+    record Run(String name, double seconds) {}
+
+    Run run() throws Exception;
+  }
+
+  private static Peer.Run seconds(String name, double seconds) {
+    return new Peer.Run(name, seconds);
+  }
+
+  private static Peer.Run deferred(Report report, String name, double[] handledAcked) {
+    report.add(name, "all acked after", "s", handledAcked[1]);
+    return new Peer.Run(name, handledAcked[0]);
+  }
+
+  private static double last(Report report, String peer) {
+    List<Double> v = report.figure(peer, THROUGHPUT).values();
+    return v.get(v.size() - 1);
+  }
+
+  private static void scaleOut(KafkaTestBroker kafka, Broker broker) throws Exception {
+    System.out.printf(
+        "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
+            + " events over 8 partitions%n",
+        SCALING_EVENTS);
+    for (int instances = 1; instances <= 3; instances++) {
+      double seconds = instances(kafka, broker, instances);
+      System.out.printf(
+          "%-36s %10.2f %,12.0f%n",
+          instances + (instances == 1 ? " instance" : " instances"),
+          seconds,
+          SCALING_EVENTS / seconds);
     }
   }
 
@@ -219,11 +276,6 @@ public final class InboxBenchmark {
         .dataContentType("application/json")
         .payload("{\"order\":" + i + ",\"amount\":1999}")
         .build();
-  }
-
-  private static void report(String name, double seconds, double loopSeconds) {
-    System.out.printf(
-        "%-36s %10.2f %,12.0f %8.1f%n", name, seconds, EVENTS / seconds, loopSeconds / seconds);
   }
 
   /** The seeds' loop: one transaction of four statements per message, then the ack. */

@@ -1,0 +1,108 @@
+package dev.postbox.benchmarks.app.endpoints;
+
+import dev.postbox.spi.Broker;
+import dev.postbox.spi.Envelope;
+import jakarta.enterprise.context.RequestScoped;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.BadRequestException;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.List;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/** The benchmark's peers of {@code POST /orders}; see the package's description. */
+@Path("/bench")
+@RequestScoped
+public class BenchEndpoints {
+
+  /** The body of {@code POST /orders}. */
+  public record Order(String customer, Long amountCents) {}
+
+  @Inject BenchOrders orders;
+
+  @Inject Broker broker;
+
+  @Inject
+  @ConfigProperty(name = "payments.orders.topic")
+  String ordersTopic;
+
+  @Inject
+  @ConfigProperty(name = "payments.source")
+  String source;
+
+  /** The order and no event: what the web and database path cost alone. */
+  @POST
+  @Path("/bare")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Produces(MediaType.TEXT_PLAIN)
+  public Response bare(Order order) throws SQLException {
+    check(order);
+    return Response.status(201)
+        .entity(orders.insert(order.customer(), order.amountCents()))
+        .build();
+  }
+
+  /**
+   * The order committed, then its event published from the request: no outbox row, no relay. A
+   * crash between the two loses the event; that is what this peer does not pay for.
+   */
+  @POST
+  @Path("/bypass")
+  @Consumes(MediaType.APPLICATION_JSON)
+  @Produces(MediaType.TEXT_PLAIN)
+  public Response bypass(Order order) throws SQLException {
+    check(order);
+    String orderId = orders.insert(order.customer(), order.amountCents());
+    String payload =
+        "{\"orderId\":\""
+            + orderId
+            + "\",\"customer\":\""
+            + order.customer()
+            + "\",\"amountCents\":"
+            + order.amountCents()
+            + "}";
+    broker
+        .publisher()
+        .publish(
+            ordersTopic,
+            Envelope.builder()
+                .source(source)
+                .type("OrderCaptured")
+                .subject(orderId)
+                .key(order.customer())
+                .dataContentType("application/json")
+                .payload(payload.getBytes(StandardCharsets.UTF_8))
+                .build());
+    return Response.status(201).entity(orderId).build();
+  }
+
+  /** [order created, notified] in epoch ms for the customers of one run (see BenchOrders). */
+  @GET
+  @Path("/latencies")
+  @Produces(MediaType.APPLICATION_JSON)
+  public List<long[]> latencies(@QueryParam("customerPrefix") String prefix) throws SQLException {
+    if (prefix == null || prefix.length() < 8) {
+      throw new BadRequestException("customerPrefix of at least 8 characters is required");
+    }
+    return orders.latencies(prefix);
+  }
+
+  private static void check(Order order) {
+    // The benchmark sends plain customer names; anything else is refused, not escaped.
+    if (order == null
+        || order.customer() == null
+        || !order.customer().matches("[A-Za-z0-9-]{1,64}")
+        || order.amountCents() == null
+        || order.amountCents() < 1) {
+      throw new BadRequestException("customer [A-Za-z0-9-]{1,64} and amountCents >= 1 required");
+    }
+  }
+}
