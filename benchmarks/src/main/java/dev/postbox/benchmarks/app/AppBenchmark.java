@@ -50,6 +50,10 @@ import org.HdrHistogram.Recorder;
  * --seconds}: the POST's latency (from when the request was due, so a stalled server is not hidden)
  * and order→notification latency (the order row's and the notification row's times).
  *
+ * <p>{@code --jfr DIR} records a profile of each server over its rounds (Java Flight Recorder,
+ * {@code settings=profile}) into {@code DIR/<setup>.jfr}; {@code benchmarks/scripts/jfr-top.sh}
+ * summarises one.
+ *
  * <p>Setups, one server each ({@code --setups}, default all): {@code postgresql-kafka} (the local
  * PostgreSQL, a KRaft broker in this JVM), {@code postgresql-artemis} (the local PostgreSQL, the
  * app's embedded Artemis), {@code embedded} (the app's defaults: H2 file and embedded Artemis).
@@ -78,6 +82,7 @@ public final class AppBenchmark {
   private int orders = 3_000;
   private int clients = 16;
   private int seconds = 10;
+  private Path jfr;
 
   private AppBenchmark(Report report) {
     this.report = report;
@@ -94,6 +99,7 @@ public final class AppBenchmark {
         case "--clients" -> bench.clients = Integer.parseInt(rest.get(++i));
         case "--seconds" -> bench.seconds = Integer.parseInt(rest.get(++i));
         case "--setups" -> setups = List.of(rest.get(++i).split(","));
+        case "--jfr" -> bench.jfr = Path.of(rest.get(++i));
         default -> throw new IllegalArgumentException("unknown option " + rest.get(i));
       }
     }
@@ -175,12 +181,17 @@ public final class AppBenchmark {
         fullSpeed(url, peer, Math.min(orders, 1_000), "warm" + shortId());
       }
       awaitDrained(url);
+      if (jfr != null) {
+        // A profile of the server over the rounds, for where the time goes (docs/benchmarks.md).
+        server.jcmd("JFR.start", "name=bench", "settings=profile");
+      }
       double rate = 0;
       for (int round = 1; round <= report.rounds(); round++) {
         System.out.printf("%s round %d: full speed%n", setup, round);
         List<String> peers = List.of(POSTBOX, BARE, BYPASS);
         for (int k = 0; k < peers.size(); k++) {
           String peer = peers.get((k + round - 1) % peers.size());
+          CpuMeter cpu = CpuMeter.start(server.pid());
           FullSpeed r = fullSpeed(url, peer, orders, "r" + round + shortId());
           report.add(setup + ": " + peer, "accepted", "orders/s", r.accepted());
           if (!peer.equals(BARE)) {
@@ -188,6 +199,9 @@ public final class AppBenchmark {
             report.add(setup + ": " + peer, "drained", "orders/s", drained);
             report.add(
                 setup + ": " + peer, "drained / accepted", "%", 100 * drained / r.accepted());
+          }
+          if (cpu != null) {
+            cpu(setup + ": " + peer, cpu.stop());
           }
         }
         double postbox = last(setup + ": " + POSTBOX, "accepted");
@@ -200,11 +214,20 @@ public final class AppBenchmark {
           rate = Math.max(1, Math.floor(postbox / 2));
           report.machine(setup + " fixed rate", (long) rate + " orders/s");
         }
+        for (String peer : List.of(POSTBOX, BYPASS)) {
+          idle(url, setup, peer, "i" + round + shortId());
+        }
         System.out.printf("%s round %d: %.0f orders/s for %d s%n", setup, round, rate, seconds);
         for (int k = 0; k < peers.size(); k++) {
           String peer = peers.get((k + round - 1) % peers.size());
           fixedRate(url, setup, peer, rate, "f" + round + shortId());
         }
+      }
+      if (jfr != null) {
+        Files.createDirectories(jfr);
+        Path file = jfr.resolve(setup + ".jfr").toAbsolutePath();
+        server.jcmd("JFR.dump", "name=bench", "filename=" + file);
+        System.out.println("profile: " + file);
       }
     } finally {
       if (kafka != null) {
@@ -239,6 +262,28 @@ public final class AppBenchmark {
           ">=",
           1_500);
     }
+  }
+
+  /**
+   * Where the cores went while a full-speed peer ran (until drained): CPU milliseconds per order of
+   * the server, of PostgreSQL, and of this JVM (the load generator, and the Kafka broker in that
+   * setup); and the share of the machine left idle or waiting for the disk.
+   */
+  private void cpu(String peer, Map<String, Double> used) {
+    for (String p : List.of("server", "postgres", "harness")) {
+      report.add(peer, "CPU of " + p, "ms/order", 1000 * used.get(p) / orders);
+    }
+    double capacity = used.get("wall") * Runtime.getRuntime().availableProcessors();
+    report.add(peer, "machine idle", "%", 100 * used.get("idle") / capacity);
+    report.add(peer, "machine in iowait", "%", 100 * used.get("iowait") / capacity);
+    System.out.printf(
+        "  %-8s CPU ms/order: server %.2f, postgres %.2f, harness %.2f; idle %.0f %%, iowait %.0f %%%n",
+        peer.substring(peer.indexOf(": ") + 2),
+        1000 * used.get("server") / orders,
+        1000 * used.get("postgres") / orders,
+        1000 * used.get("harness") / orders,
+        100 * used.get("idle") / capacity,
+        100 * used.get("iowait") / capacity);
   }
 
   private double last(String peer, String metric) {
@@ -356,6 +401,38 @@ public final class AppBenchmark {
     }
     System.out.println(line);
   }
+
+  /**
+   * One order at a time on an idle server, each waited for until notified: the chain's own latency,
+   * without queueing behind other orders.
+   */
+  private void idle(String url, String setup, String peer, String prefix) throws Exception {
+    Histogram h = new Histogram(3);
+    for (int i = 0; i < IDLE_ORDERS; i++) {
+      if (post(url, peer, prefix, i) != 201) {
+        throw new IllegalStateException(peer + ": an idle order was refused");
+      }
+      long deadline = System.nanoTime() + DRAIN_LIMIT.toNanos();
+      List<long[]> times;
+      while ((times = latencies(url, prefix)).stream().filter(t -> t[1] > 0).count() < i + 1) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(peer + ": an idle order was never notified");
+        }
+        TimeUnit.MILLISECONDS.sleep(10);
+      }
+    }
+    for (long[] t : latencies(url, prefix)) {
+      h.recordValue(Math.max(1, t[1] - t[0]));
+    }
+    String name = setup + ": " + peer + " idle";
+    report.add(name, "order->notification p50", "ms", (double) h.getValueAtPercentile(50));
+    report.add(name, "order->notification max", "ms", (double) h.getMaxValue());
+    System.out.printf(
+        "  %-8s idle, one order at a time: order->notification p50 %d ms, max %d ms%n",
+        peer, h.getValueAtPercentile(50), h.getMaxValue());
+  }
+
+  private static final int IDLE_ORDERS = 20;
 
   private int post(String url, String peer, String prefix, int i)
       throws IOException, InterruptedException {

@@ -113,6 +113,26 @@ final class AppServer implements AutoCloseable {
     return jar;
   }
 
+  /** Runs {@code jcmd} on the server's JVM (e.g. {@code JFR.start name=bench settings=profile}). */
+  void jcmd(String... command) throws IOException, InterruptedException {
+    long pid =
+        Long.parseLong(Files.readString(wlp.resolve("usr/servers/.pid/" + name + ".pid")).trim());
+    java.util.List<String> cmd = new java.util.ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+    cmd.add(Long.toString(pid));
+    cmd.addAll(java.util.List.of(command));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(2, TimeUnit.MINUTES) || p.exitValue() != 0) {
+      throw new IllegalStateException("jcmd " + String.join(" ", command) + " failed: " + out);
+    }
+  }
+
+  long pid() throws IOException {
+    return Long.parseLong(
+        Files.readString(wlp.resolve("usr/servers/.pid/" + name + ".pid")).trim());
+  }
+
   String url() {
     return "http://localhost:" + port;
   }
