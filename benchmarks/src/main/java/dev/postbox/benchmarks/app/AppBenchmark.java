@@ -169,7 +169,12 @@ public final class AppBenchmark {
         vars.put("postbox.broker.bootstrap.servers", kafka.bootstrapServers());
         vars.put("payments.embedded-artemis", "false");
       }
-      case "postgresql-artemis", "embedded" -> {}
+      case "postgresql-artemis", "embedded" -> {
+        // the app's default profile (-Partemis): an Artemis server inside the app, on vm://0
+        vars.put("postbox.broker", "artemis");
+        vars.put("postbox.broker.url", "vm://0");
+        vars.put("payments.embedded-artemis", "true");
+      }
       default -> throw new IllegalArgumentException("unknown setup " + setup);
     }
     System.out.printf("%n== %s%n", setup);

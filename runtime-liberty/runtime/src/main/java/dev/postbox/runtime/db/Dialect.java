@@ -40,6 +40,18 @@ public enum Dialect {
     }
 
     @Override
+    public String partitionsWithWork() {
+      // One probe of the due index per lease row, each stopping at its first due row: the
+      // partial index leads with the partition, and PostgreSQL has no skip scan, so the plain
+      // query would read every pending row, due or not (a whole backlog held by an outage).
+      // LATERAL with LIMIT keeps it a loop of probes whatever the plan's estimates (a generic
+      // plan's included); a semi-join could turn into a scan of the table.
+      return "SELECT l.partition_no FROM postbox_lease l CROSS JOIN LATERAL (SELECT 1 AS due"
+          + " FROM postbox_outbox o WHERE o.partition_no = l.partition_no AND o.status = 'PENDING'"
+          + " AND o.next_attempt_at <= ? FETCH FIRST 1 ROWS ONLY) d";
+    }
+
+    @Override
     public String insertInstanceIfAbsent() {
       return "INSERT INTO postbox_relay_instance (instance_id, heartbeat_at) VALUES (?, ?)"
           + " ON CONFLICT (instance_id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at";
@@ -351,6 +363,12 @@ public enum Dialect {
         + " WHERE status IN ('DISPATCHED', 'DISCARDED') AND dispatched_at < ? ORDER BY id "
         + limit
         + ")";
+  }
+
+  /** The partitions that have due pending outbox rows: one {@code ?}, now. */
+  public String partitionsWithWork() {
+    return "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status = 'PENDING'"
+        + " AND next_attempt_at <= ?";
   }
 
   /** The SQL expression for the database's clock, now, readable with {@link #read}. */

@@ -458,12 +458,10 @@ public final class OutboxRepository {
     return out;
   }
 
-  /** Partitions among {@code owned} that have due pending rows. */
+  /** Partitions that have due pending rows (the relay wakes those it holds). */
   public Set<Integer> partitionsWithWork(Connection c, Instant now) throws SQLException {
     Set<Integer> out = new TreeSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status = 'PENDING' AND next_attempt_at <= ?")) {
+    try (PreparedStatement ps = c.prepareStatement(dialect.partitionsWithWork())) {
       dialect.bind(ps, 1, now);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

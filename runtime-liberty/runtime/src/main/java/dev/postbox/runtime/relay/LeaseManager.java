@@ -259,18 +259,28 @@ final class LeaseManager {
   }
 
   /**
-   * Whether this instance holds the partition's lease: true with at least a quarter of the lease
-   * left, false with less (the heartbeat is late), null if another instance holds it or it expired.
+   * This instance's hold on a partition's lease.
+   *
+   * @param version the lease's version, which every takeover raises: the same version read twice
+   *     means no other instance held the partition in between
+   * @param timeToSpare at least a quarter of the lease left (false: the heartbeat is late)
+   */
+  record Hold(long version, boolean timeToSpare) {}
+
+  /**
+   * Whether this instance holds the partition's lease, and its version; null if another instance
+   * holds it, nobody does, or it expired.
    *
    * @param lock whether to lock the lease row until the transaction ends, so a takeover skips it
    *     meanwhile: the settle transaction does (fencing: its marks and the lease check commit
    *     together); the claim does not, as it writes nothing and its rows are published after it
-   *     commits anyway, so a lock would only cost its transaction a commit record to flush
+   *     commits anyway, so a lock would only cost its transaction a commit record to flush (it
+   *     reads the hold again after its last statement instead, see Relay#publishBatch)
    */
-  Boolean holdsWithTimeToSpare(Connection c, int partition, boolean lock) throws SQLException {
+  Hold hold(Connection c, int partition, boolean lock) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT owner, lease_until, "
+            "SELECT owner, lease_until, version, "
                 + dialect.now()
                 + " AS db_now FROM postbox_lease WHERE partition_no = ?"
                 + (lock ? " FOR UPDATE" : ""))) {
@@ -286,7 +296,8 @@ final class LeaseManager {
             || !until.isAfter(now)) {
           return null;
         }
-        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
+        return new Hold(
+            rs.getLong("version"), until.isAfter(now.plus(settings.leaseDuration().dividedBy(4))));
       }
     }
   }

@@ -271,15 +271,24 @@ final class Relay implements AutoCloseable {
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              Boolean owner = leases.holdsWithTimeToSpare(c, partition, false);
-              if (owner == null) {
+              LeaseManager.Hold first = leases.hold(c, partition, false);
+              if (first == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
               }
-              if (!owner) {
+              if (!first.timeToSpare()) {
                 return List.<OutboxRow>of(); // the lease runs out soon: renew it first
               }
-              return rows.claim(c, partition, now, settings.batchSize());
+              List<OutboxRow> claimed = rows.claim(c, partition, now, settings.batchSize());
+              // The claim's statements each see the database as it is when they run. Had another
+              // instance held the partition in between (this one paused past its lease) and
+              // rescheduled a row, a later row of that key could look free: publish nothing then.
+              // Same version and still ours: nobody else settled anything here meanwhile.
+              LeaseManager.Hold last = claimed.isEmpty() ? first : leases.hold(c, partition, false);
+              if (last == null || last.version() != first.version()) {
+                return List.<OutboxRow>of();
+              }
+              return claimed;
             });
     if (batch.isEmpty()) {
       return 0;
@@ -292,7 +301,7 @@ final class Relay implements AutoCloseable {
               // Fencing: only the lease's holder marks rows. One that lost the lease while it
               // published (paused longer than the lease) marks nothing; the new owner publishes
               // the rows again, and the inbox skips those copies.
-              if (leases.holdsWithTimeToSpare(c, partition, true) == null) {
+              if (leases.hold(c, partition, true) == null) {
                 return false;
               }
               settlement.settle(c, batch, outcome, done);

@@ -386,6 +386,108 @@ abstract class RelayContract {
   }
 
   @Test
+  void aTakeoverInTheMiddleOfAClaimPublishesNothingOutOfOrder() throws Exception {
+    // The claim locks nothing (it is a few plain reads), so another instance can take the
+    // partition over between them: here right before the claim query, after the waiting keys
+    // were read. The new owner has meanwhile put the key's first row into back-off, so the stale
+    // claim sees only the second row as due and its key as free. It must publish nothing: the
+    // lease's version changed under it.
+    String t = topic(1);
+    Broker broker = broker();
+    Consumer consumer = track(broker.subscribe(Subscription.of(t, "verify")));
+    java.util.concurrent.atomic.AtomicReference<Runnable> beforeClaimQuery =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Transactions intercepted = Transactions.jdbc(beforeClaimQuery(dataSource, beforeClaimQuery));
+    Relay relay =
+        relay(
+            intercepted,
+            broker.publisher(),
+            settings("stale", 1).withPollInterval(Duration.ofHours(1)));
+    relay.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> relay.ownedPartitions().size() == 1);
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent first = event(t, "k", "first");
+    OutboxEvent second = event(t, "k", "second");
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, List.of(first, second), Instant.now());
+          return null;
+        });
+    java.util.concurrent.CountDownLatch interloped = new java.util.concurrent.CountDownLatch(1);
+    beforeClaimQuery.set(
+        () -> {
+          // another instance takes the partition over and puts the key's first row in back-off
+          tx.inTransaction(
+              c -> {
+                try (PreparedStatement ps =
+                    c.prepareStatement(
+                        "UPDATE postbox_lease SET owner = 'other', lease_until = ?,"
+                            + " version = version + 1 WHERE partition_no = 0")) {
+                  dialect.bind(ps, 1, Instant.now().plus(Duration.ofHours(1)));
+                  ps.executeUpdate();
+                }
+                try (PreparedStatement ps =
+                    c.prepareStatement(
+                        "UPDATE postbox_outbox SET attempts = 1, next_attempt_at = ?"
+                            + " WHERE event_id = ?")) {
+                  dialect.bind(ps, 1, Instant.now().plus(Duration.ofHours(1)));
+                  ps.setString(2, first.eventId());
+                  ps.executeUpdate();
+                }
+                return null;
+              });
+          interloped.countDown();
+        });
+    relay.wake(0);
+    assertThat(interloped.await(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(receiveQuietly(consumer, Duration.ofSeconds(2)))
+        .as("the second row of the key must not go out before the first")
+        .isEmpty();
+    assertThat(count("SELECT COUNT(*) FROM postbox_outbox WHERE status = ?", "PENDING"))
+        .isEqualTo(2);
+  }
+
+  /** The data source, running {@code hook} (once, when set) before the claim query is prepared. */
+  private static DataSource beforeClaimQuery(
+      DataSource target, java.util.concurrent.atomic.AtomicReference<Runnable> hook) {
+    return (DataSource)
+        java.lang.reflect.Proxy.newProxyInstance(
+            RelayContract.class.getClassLoader(),
+            new Class<?>[] {DataSource.class},
+            (ds, m, a) -> {
+              Object result = invoke(target, m, a);
+              if (!m.getName().equals("getConnection")) {
+                return result;
+              }
+              java.sql.Connection c = (java.sql.Connection) result;
+              return java.lang.reflect.Proxy.newProxyInstance(
+                  RelayContract.class.getClassLoader(),
+                  new Class<?>[] {java.sql.Connection.class},
+                  (conn, cm, ca) -> {
+                    if (cm.getName().equals("prepareStatement")
+                        && ca != null
+                        && ca[0] instanceof String sql
+                        && sql.contains("FROM postbox_outbox o WHERE o.partition_no")) {
+                      Runnable r = hook.getAndSet(null);
+                      if (r != null) {
+                        r.run();
+                      }
+                    }
+                    return invoke(c, cm, ca);
+                  });
+            });
+  }
+
+  private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args)
+      throws Throwable {
+    try {
+      return m.invoke(target, args);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Test
   void aCommitAnnouncedOnOneInstanceWakesThePartitionsHolderAtOnce() throws Exception {
     // PostgreSQL only (NOTIFY). Once, a commit woke only its own instance's relay: when another
     // instance held the partition, the event waited for that instance's poll interval.
