@@ -84,15 +84,40 @@ public class BenchEndpoints {
     return Response.status(201).entity(orderId).build();
   }
 
-  /** [order created, notified] in epoch ms for the customers of one run (see BenchOrders). */
+  /** How many notifications the customers {@code <prefix>0 .. <prefix>(customers - 1)} have. */
+  @GET
+  @Path("/notified")
+  @Produces(MediaType.TEXT_PLAIN)
+  public long notified(
+      @QueryParam("customerPrefix") String prefix, @QueryParam("customers") Integer customers)
+      throws SQLException {
+    return orders.notified(customers(prefix, customers));
+  }
+
+  /** [order created, notified] in epoch ms for each notification of those customers. */
   @GET
   @Path("/latencies")
   @Produces(MediaType.APPLICATION_JSON)
-  public List<long[]> latencies(@QueryParam("customerPrefix") String prefix) throws SQLException {
-    if (prefix == null || prefix.length() < 8) {
-      throw new BadRequestException("customerPrefix of at least 8 characters is required");
+  public List<long[]> latencies(
+      @QueryParam("customerPrefix") String prefix, @QueryParam("customers") Integer customers)
+      throws SQLException {
+    return orders.latencies(customers(prefix, customers));
+  }
+
+  private static List<String> customers(String prefix, Integer n) {
+    if (prefix == null
+        || !prefix.matches("[A-Za-z0-9-]{8,64}")
+        || n == null
+        || n < 1
+        || n > 1_000) {
+      throw new BadRequestException(
+          "customerPrefix [A-Za-z0-9-]{8,64} and customers 1..1000 required");
     }
-    return orders.latencies(prefix);
+    List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(prefix + i);
+    }
+    return out;
   }
 
   private static void check(Order order) {

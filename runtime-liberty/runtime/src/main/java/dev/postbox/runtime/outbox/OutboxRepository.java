@@ -51,10 +51,9 @@ public final class OutboxRepository {
             + COLUMNS
             + " FROM postbox_outbox o"
             + " WHERE o.partition_no = ? AND o.status = 'PENDING' AND o.next_attempt_at <= ?";
-    // No lock clause: the claim runs in a read-only transaction under the partition's lease, and
-    // its rows are published after it commits (relay.Relay#publishBatch). On InnoDB a FOR UPDATE
-    // here also took next-key locks that spilled onto a neighbouring partition's rows.
-    this.claimTail = " ORDER BY o.id " + dialect.limit();
+    // FOR UPDATE, never SKIP LOCKED: the partition already has one publisher (its lease row is
+    // locked for the claim), and skipping a locked row could publish a later row of its key first.
+    this.claimTail = " ORDER BY o.id " + dialect.limit() + " FOR UPDATE";
   }
 
   public Dialect dialect() {
@@ -113,9 +112,9 @@ public final class OutboxRepository {
   }
 
   /**
-   * Claims up to {@code limit} due rows of a partition in id order; it reads and locks nothing, the
-   * partition's lease being what keeps other publishers away. Rows of a key that has a FAILED row
-   * or a row waiting out a back-off are left out: that key waits, and no other.
+   * Claims up to {@code limit} due rows of a partition in id order, locking them for this
+   * transaction. Rows of a key that has a FAILED row or a row waiting out a back-off are left out:
+   * that key waits, and no other.
    *
    * <p>Two plain queries rather than one with a per-row {@code NOT EXISTS}: with bound parameters,
    * PostgreSQL's generic plan ran that anti-join as a scan of the partition per candidate row

@@ -272,10 +272,8 @@ final class LeaseManager {
    * holds it, nobody does, or it expired.
    *
    * @param lock whether to lock the lease row until the transaction ends, so a takeover skips it
-   *     meanwhile: the settle transaction does (fencing: its marks and the lease check commit
-   *     together); the claim does not, as it writes nothing and its rows are published after it
-   *     commits anyway, so a lock would only cost its transaction a commit record to flush (it
-   *     reads the hold again after its last statement instead, see Relay#publishBatch)
+   *     meanwhile: the claim does (no takeover between its queries), and so does the settle
+   *     (fencing: its marks and the lease check commit together)
    */
   Hold hold(Connection c, int partition, boolean lock) throws SQLException {
     try (PreparedStatement ps =

@@ -259,19 +259,20 @@ final class Relay implements AutoCloseable {
   }
 
   /**
-   * One batch of one partition: claim in a short read-only transaction, publish outside any, settle
-   * in a second short transaction, fenced by the lease. Returns how many rows it claimed.
+   * One batch of one partition: claim in a short transaction that locks the partition's lease row
+   * (a takeover skips it until the claim commits), publish outside any, settle in a second short
+   * transaction, fenced by the lease. Returns how many rows it claimed.
    *
-   * <p>The claim locks nothing: the lease already gives the partition one publisher at a time, and
-   * whatever the claim could lock is unlocked at its commit, before the broker call. Only the
-   * settle writes, so one commit per batch waits for the disk, not two.
+   * <p>(#20 tried a claim that locked nothing, one flush per batch instead of two; the SQS FIFO
+   * crash harness then left orders waiting after a restart in two runs of two, and passed with the
+   * locks back. Until that is understood, the claim locks.)
    */
   int publishBatch(int partition) {
     List<OutboxRow> batch =
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              LeaseManager.Hold first = leases.hold(c, partition, false);
+              LeaseManager.Hold first = leases.hold(c, partition, true);
               if (first == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
@@ -279,16 +280,7 @@ final class Relay implements AutoCloseable {
               if (!first.timeToSpare()) {
                 return List.<OutboxRow>of(); // the lease runs out soon: renew it first
               }
-              List<OutboxRow> claimed = rows.claim(c, partition, now, settings.batchSize());
-              // The claim's statements each see the database as it is when they run. Had another
-              // instance held the partition in between (this one paused past its lease) and
-              // rescheduled a row, a later row of that key could look free: publish nothing then.
-              // Same version and still ours: nobody else settled anything here meanwhile.
-              LeaseManager.Hold last = claimed.isEmpty() ? first : leases.hold(c, partition, false);
-              if (last == null || last.version() != first.version()) {
-                return List.<OutboxRow>of();
-              }
-              return claimed;
+              return rows.claim(c, partition, now, settings.batchSize());
             });
     if (batch.isEmpty()) {
       return 0;
