@@ -23,7 +23,7 @@ import java.util.Locale;
  * between the databases lives in it.)
  */
 public enum Dialect {
-  POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY") {
+  POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
     @Override
     public String now() {
       return "clock_timestamp()"; // the time now, not the transaction's start
@@ -103,7 +103,7 @@ public enum Dialect {
       }
     }
   },
-  MARIADB("mariadb", "LIMIT ?") {
+  MARIADB("mariadb", "LIMIT ?", "FOR UPDATE") {
     @Override
     public String now() {
       return "UTC_TIMESTAMP(6)"; // DATETIME(6) columns hold UTC
@@ -208,7 +208,7 @@ public enum Dialect {
       }
     }
   },
-  H2("h2", "FETCH FIRST ? ROWS ONLY") {
+  H2("h2", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
     @Override
     public String insertLeaseIfAbsent() {
       return "INSERT INTO postbox_lease (partition_no, version) SELECT ?, 0 FROM DUAL"
@@ -297,10 +297,12 @@ public enum Dialect {
 
   private final String migrationFolder;
   private final String limit;
+  private final String claimLock;
 
-  Dialect(String migrationFolder, String limit) {
+  Dialect(String migrationFolder, String limit, String claimLock) {
     this.migrationFolder = migrationFolder;
     this.limit = limit;
+    this.claimLock = claimLock;
   }
 
   /** The dialect of the database behind a connection. */
@@ -344,6 +346,19 @@ public enum Dialect {
   /** The row-limit clause with one {@code ?} for the count. */
   public String limit() {
     return limit;
+  }
+
+  /**
+   * The row-claim lock clause: {@code FOR UPDATE}, deliberately without {@code SKIP LOCKED}.
+   *
+   * <p>A partition is already published by one transaction at a time (its lease row is locked for
+   * the batch), so no legitimate competitor for its rows exists and skipping buys nothing. It can
+   * only do harm: a row locked by anything else (on InnoDB, a neighbouring partition's claim takes
+   * next-key locks that spill onto this partition's first rows) would be skipped, and a later row
+   * of the same key published first. {@code RelayContract} caught exactly that on MariaDB.
+   */
+  public String claimLock() {
+    return claimLock;
   }
 
   /** Inserts a lease row for a partition unless it exists; one or two {@code ?} (the partition). */

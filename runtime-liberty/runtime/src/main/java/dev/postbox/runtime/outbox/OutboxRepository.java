@@ -51,9 +51,7 @@ public final class OutboxRepository {
             + COLUMNS
             + " FROM postbox_outbox o"
             + " WHERE o.partition_no = ? AND o.status = 'PENDING' AND o.next_attempt_at <= ?";
-    // FOR UPDATE, never SKIP LOCKED: the partition already has one publisher (its lease row is
-    // locked for the claim), and skipping a locked row could publish a later row of its key first.
-    this.claimTail = " ORDER BY o.id " + dialect.limit() + " FOR UPDATE";
+    this.claimTail = " ORDER BY o.id " + dialect.limit() + " " + dialect.claimLock();
   }
 
   public Dialect dialect() {

@@ -259,29 +259,16 @@ final class LeaseManager {
   }
 
   /**
-   * This instance's hold on a partition's lease.
-   *
-   * @param version the lease's version, which every takeover raises: the same version read twice
-   *     means no other instance held the partition in between
-   * @param timeToSpare at least a quarter of the lease left (false: the heartbeat is late)
+   * Whether this instance holds the partition's lease (locking its row, so a takeover skips it
+   * until the claim or settle commits): true with at least a quarter of the lease left, false with
+   * less (the heartbeat is late), null if another instance holds it or it expired.
    */
-  record Hold(long version, boolean timeToSpare) {}
-
-  /**
-   * Whether this instance holds the partition's lease, and its version; null if another instance
-   * holds it, nobody does, or it expired.
-   *
-   * @param lock whether to lock the lease row until the transaction ends, so a takeover skips it
-   *     meanwhile: the claim does (no takeover between its queries), and so does the settle
-   *     (fencing: its marks and the lease check commit together)
-   */
-  Hold hold(Connection c, int partition, boolean lock) throws SQLException {
+  Boolean holdsWithTimeToSpare(Connection c, int partition) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT owner, lease_until, version, "
+            "SELECT owner, lease_until, "
                 + dialect.now()
-                + " AS db_now FROM postbox_lease WHERE partition_no = ?"
-                + (lock ? " FOR UPDATE" : ""))) {
+                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
       ps.setInt(1, partition);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
@@ -294,8 +281,7 @@ final class LeaseManager {
             || !until.isAfter(now)) {
           return null;
         }
-        return new Hold(
-            rs.getLong("version"), until.isAfter(now.plus(settings.leaseDuration().dividedBy(4))));
+        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
       }
     }
   }

@@ -272,12 +272,12 @@ final class Relay implements AutoCloseable {
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              LeaseManager.Hold first = leases.hold(c, partition, true);
-              if (first == null) {
+              Boolean owner = leases.holdsWithTimeToSpare(c, partition);
+              if (owner == null) {
                 owned = withoutPartition(partition);
                 return List.<OutboxRow>of();
               }
-              if (!first.timeToSpare()) {
+              if (!owner) {
                 return List.<OutboxRow>of(); // the lease runs out soon: renew it first
               }
               return rows.claim(c, partition, now, settings.batchSize());
@@ -293,7 +293,7 @@ final class Relay implements AutoCloseable {
               // Fencing: only the lease's holder marks rows. One that lost the lease while it
               // published (paused longer than the lease) marks nothing; the new owner publishes
               // the rows again, and the inbox skips those copies.
-              if (leases.hold(c, partition, true) == null) {
+              if (leases.holdsWithTimeToSpare(c, partition) == null) {
                 return false;
               }
               settlement.settle(c, batch, outcome, done);
