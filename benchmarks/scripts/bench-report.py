@@ -14,7 +14,13 @@ from html import escape
 COLOURS = ["#3366cc", "#dc3912", "#ff9900", "#109618", "#990099", "#0099c6", "#dd4477"]
 
 
+def num(v):
+    """A figure from the JSON: Jackson writes NaN (a measurement that failed) as the string "NaN"."""
+    return float("nan") if v is None or isinstance(v, str) else v
+
+
 def fmt(v):
+    v = num(v)
     if v != v:  # NaN
         return "-"
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
@@ -53,7 +59,7 @@ def chart(doc):
     goals = {(g["peer"], g["metric"]): g for g in doc["goals"]}
     for metric, unit in metrics:
         rows = [f for f in doc["figures"] if f["metric"] == metric and f["unit"] == unit]
-        top = max(max(f["max"], f["median"]) for f in rows) or 1
+        top = max((num(x) for f in rows for x in (f["max"], f["median"]) if num(x) == num(x)), default=0) or 1
         for g in doc["goals"]:
             if g["metric"] == metric:
                 top = max(top, g["target"])
@@ -65,8 +71,9 @@ def chart(doc):
         y += 12
         for i, f in enumerate(rows):
             x0 = label_w
-            w = plot_w * f["median"] / top
-            lo, hi = label_w + plot_w * f["min"] / top, label_w + plot_w * f["max"] / top
+            med, mn, mx = (0 if num(x) != num(x) else num(x) for x in (f["median"], f["min"], f["max"]))
+            w = plot_w * med / top
+            lo, hi = label_w + plot_w * mn / top, label_w + plot_w * mx / top
             cy = y + bar_h / 2
             parts.append(
                 f'<text x="{label_w - 8}" y="{cy + 4}" text-anchor="end">{escape(f["peer"])}</text>'

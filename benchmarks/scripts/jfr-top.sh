@@ -26,12 +26,9 @@ markers = {
     "connection pool (Liberty)": "com.ibm.ws.rsadapter.",
     "CDI (Weld)": "org.jboss.weld.",
     "JSON (Jackson, JSON-B)": "com.fasterxml.jackson.|org.eclipse.yasson.",
-    "GC / JIT (no Java frame)": None,
 }
 print(f"{n} execution samples")
 for name, m in markers.items():
-    if m is None:
-        continue
     k = sum(1 for s in samples if re.search(m.replace(".", r"\."), s))
     print(f"{100 * k / max(n, 1):5.1f} %  {name}")
 leaf = collections.Counter()

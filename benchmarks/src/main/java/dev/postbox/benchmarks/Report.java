@@ -132,6 +132,12 @@ public final class Report {
     return figures.get(peer + "\u0000" + metric);
   }
 
+  /** The value of a peer's figure in the latest round (for ratios within a round). */
+  public double last(String peer, String metric) {
+    List<Double> v = Objects.requireNonNull(figure(peer, metric), peer + ": " + metric).values();
+    return v.get(v.size() - 1);
+  }
+
   /** A goal: the median of the peer's figure must be {@code >=} or {@code <} the target. */
   public void goal(String text, String peer, String metric, String op, double target) {
     if (!op.equals(">=") && !op.equals("<")) {

@@ -124,7 +124,11 @@ public final class AppBenchmark {
         Runtime.getRuntime().availableProcessors(),
         System.getProperty("java.version"),
         report.rounds());
-    report.machine("database", dev.postbox.benchmarks.PostgresSchema.version() + "; H2 (embedded)");
+    report.machine(
+        "database",
+        setups.stream().anyMatch(s -> s.startsWith("postgresql"))
+            ? dev.postbox.benchmarks.PostgresSchema.version() + "; H2 (embedded)"
+            : "H2 (embedded)");
     report.machine("server", "Open Liberty (the build's runtime), one server per setup");
     for (String setup : setups) {
       bench.setup(setup, target, serverXml);
@@ -208,12 +212,12 @@ public final class AppBenchmark {
             cpu(setup + ": " + peer, cpu.stop());
           }
         }
-        double postbox = last(setup + ": " + POSTBOX, "accepted");
+        double postbox = report.last(setup + ": " + POSTBOX, "accepted");
         report.add(
             setup + ": " + POSTBOX,
             "share of bare",
             "%",
-            100 * postbox / last(setup + ": " + BARE, "accepted"));
+            100 * postbox / report.last(setup + ": " + BARE, "accepted"));
         for (String peer : List.of(POSTBOX, BYPASS)) {
           idle(url, setup, peer, "i" + round + shortId());
         }
@@ -292,11 +296,6 @@ public final class AppBenchmark {
         1000 * used.get("harness") / orders,
         100 * used.get("idle") / capacity,
         100 * used.get("iowait") / capacity);
-  }
-
-  private double last(String peer, String metric) {
-    List<Double> v = report.figure(peer, metric).values();
-    return v.get(v.size() - 1);
   }
 
   private static String shortId() {

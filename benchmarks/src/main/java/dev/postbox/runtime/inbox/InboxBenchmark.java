@@ -87,14 +87,16 @@ public final class InboxBenchmark {
           System.out.printf("%-36s %10.2f %,12.0f%n", r.name(), r.seconds(), EVENTS / r.seconds());
           report.add(r.name(), THROUGHPUT, "events/s", EVENTS / r.seconds());
         }
-        double loop = last(report, LOOP);
-        double raw = last(report, RAW);
+        double loop = report.last(LOOP, THROUGHPUT);
+        double raw = report.last(RAW, THROUGHPUT);
         for (String inline : List.of(ONE_LANE, FOUR_LANES)) {
-          report.add(inline, X_LOOP, "x", last(report, inline) / loop);
-          report.add(inline, OF_RAW, "%", 100 * last(report, inline) / raw);
+          report.add(inline, X_LOOP, "x", report.last(inline, THROUGHPUT) / loop);
+          report.add(inline, OF_RAW, "%", 100 * report.last(inline, THROUGHPUT) / raw);
         }
-        double bestInline = Math.max(last(report, ONE_LANE), last(report, FOUR_LANES));
-        double bestDeferred = Math.max(last(report, DEFERRED_ONE), last(report, DEFERRED_FOUR));
+        double bestInline =
+            Math.max(report.last(ONE_LANE, THROUGHPUT), report.last(FOUR_LANES, THROUGHPUT));
+        double bestDeferred =
+            Math.max(report.last(DEFERRED_ONE, THROUGHPUT), report.last(DEFERRED_FOUR, THROUGHPUT));
         report.add(DEFERRED, OF_INLINE, "%", 100 * bestDeferred / bestInline);
       }
       report.goal("inline, 1 lane >= 20x the seeds' loop", ONE_LANE, X_LOOP, ">=", 20);
@@ -134,11 +136,6 @@ public final class InboxBenchmark {
   private static Peer.Run deferred(Report report, String name, double[] handledAcked) {
     report.add(name, "all acked after", "s", handledAcked[1]);
     return new Peer.Run(name, handledAcked[0]);
-  }
-
-  private static double last(Report report, String peer) {
-    List<Double> v = report.figure(peer, THROUGHPUT).values();
-    return v.get(v.size() - 1);
   }
 
   private static void scaleOut(KafkaTestBroker kafka, Broker broker) throws Exception {

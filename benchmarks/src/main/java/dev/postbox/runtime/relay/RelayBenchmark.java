@@ -93,9 +93,9 @@ public final class RelayBenchmark {
           Peer.Rate r = peers.get((k + round - 1) % peers.size()).run();
           report.add(r.name(), THROUGHPUT, "events/s", r.perSecond());
         }
-        double one = last(report, ONE, THROUGHPUT);
+        double one = report.last(ONE, THROUGHPUT);
         double lower =
-            Math.min(last(report, NULL_BROKER, THROUGHPUT), last(report, PRODUCER, THROUGHPUT));
+            Math.min(report.last(NULL_BROKER, THROUGHPUT), report.last(PRODUCER, THROUGHPUT));
         report.add(ONE, SHARE, "%", 100 * one / lower);
         System.out.printf(
             "1 instance / lower limit: %.0f%% (of %,.0f events/s)%n", 100 * one / lower, lower);
@@ -145,11 +145,6 @@ public final class RelayBenchmark {
     record Rate(String name, double perSecond) {}
 
     Rate run() throws Exception;
-  }
-
-  private static double last(Report report, String peer, String metric) {
-    List<Double> v = report.figure(peer, metric).values();
-    return v.get(v.size() - 1);
   }
 
   /** The broker's limit: the drain's envelopes sent straight through the adapter. */

@@ -45,10 +45,12 @@ public enum Dialect {
       // partial index leads with the partition, and PostgreSQL has no skip scan, so the plain
       // query would read every pending row, due or not (a whole backlog held by an outage).
       // LATERAL with LIMIT keeps it a loop of probes whatever the plan's estimates (a generic
-      // plan's included); a semi-join could turn into a scan of the table.
+      // plan's included); a semi-join could turn into a scan of the table. ORDER BY the due time
+      // makes the due index the one that answers without a sort: the claim index, which has the
+      // same predicate, would filter every row of the partition that is not due.
       return "SELECT l.partition_no FROM postbox_lease l CROSS JOIN LATERAL (SELECT 1 AS due"
           + " FROM postbox_outbox o WHERE o.partition_no = l.partition_no AND o.status = 'PENDING'"
-          + " AND o.next_attempt_at <= ? FETCH FIRST 1 ROWS ONLY) d";
+          + " AND o.next_attempt_at <= ? ORDER BY o.next_attempt_at FETCH FIRST 1 ROWS ONLY) d";
     }
 
     @Override
