@@ -16,6 +16,7 @@ import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.Partitioner;
 import dev.postbox.runtime.relay.OutboxEngine;
 import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.runtime.retention.DatePartitions;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import java.lang.System.Logger.Level;
@@ -202,6 +203,18 @@ public final class Postbox implements AutoCloseable {
 
   private void start(Builder b) {
     dialect = settings.migrate() ? Migrations.migrate(dataSource) : Migrations.dialect(dataSource);
+    if (settings.datePartitions() != null) {
+      if (settings.migrate()) {
+        Migrations.partitionByDate(dataSource); // names PostgreSQL on any other database
+      } else if (!tx.inTransaction(
+          c -> DatePartitions.isPartitioned(c, dialect, DatePartitions.Table.INBOX))) {
+        throw new IllegalStateException(
+            "postbox.date-partitions=true, but the outbox and inbox are not date-partitioned"
+                + " (PostgreSQL only): start once with postbox.migrate=true, or apply"
+                + " db/postbox/postgresql-date-partitions/V1__date_partitions.sql yourself");
+      }
+      DatePartitions.setInterval(tx, settings.datePartitions());
+    }
     durability = Durability.check(dataSource, dialect, settings.acceptUnsafeDurability());
     settings.checkPoolSize();
     idempotencyKeys = new IdempotencyKeys(tx, dialect, settings.idempotency().inFlightTimeout());

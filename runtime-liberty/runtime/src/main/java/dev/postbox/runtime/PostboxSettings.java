@@ -22,6 +22,8 @@ import java.util.UUID;
  * @param brokerConfig the {@code postbox.broker.*} keys, handed to the adapter without the prefix
  * @param poolSize the data source's connection pool size, as stated by the configuration
  * @param memberName this instance's name across restarts, under which its consumers join groups
+ * @param datePartitions date-partitioned retention of the outbox and inbox ({@code
+ *     postbox.date-partitions}, PostgreSQL), or null for batched deletes
  */
 public record PostboxSettings(
     boolean relayEnabled,
@@ -36,7 +38,8 @@ public record PostboxSettings(
     InboxConfig inbox,
     OutboxEngine.Redrive outboxRedrive,
     int poolSize,
-    String memberName) {
+    String memberName,
+    Duration datePartitions) {
 
   private static final System.Logger LOG = System.getLogger(PostboxSettings.class.getName());
 
@@ -77,7 +80,9 @@ public record PostboxSettings(
           "postbox.retry.outage-probe-interval",
           "postbox.outbox.redrive.delay",
           "postbox.outbox.redrive.max-times",
-          "postbox.datasource.max-pool-size");
+          "postbox.datasource.max-pool-size",
+          "postbox.date-partitions",
+          "postbox.date-partitions.interval");
 
   /** Every key the parser knows. */
   public static final List<String> ALL_KEYS =
@@ -132,6 +137,13 @@ public record PostboxSettings(
                 Duration.ofSeconds(10),
                 Duration.ofMillis(10),
                 Duration.ofHours(1)));
+    Duration bucketInterval =
+        c.duration(
+            "postbox.date-partitions.interval",
+            Duration.ofDays(1),
+            Duration.ofMinutes(1),
+            Duration.ofDays(366));
+    Duration datePartitions = c.bool("postbox.date-partitions", false) ? bucketInterval : null;
     PostboxSettings s =
         new PostboxSettings(
             enabled,
@@ -171,9 +183,41 @@ public record PostboxSettings(
             c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000),
             c.has("postbox.member-name")
                 ? c.string("postbox.member-name", null)
-                : defaultMemberName());
+                : defaultMemberName(),
+            datePartitions);
     c.requireNoUnknownKeys();
+    if (datePartitions != null) {
+      s.checkBuckets();
+    }
     return s;
+  }
+
+  /**
+   * At most {@value #MAX_BUCKETS} buckets kept per table: a statement that cannot prune by bucket
+   * (an update by id) plans and locks every partition and its indexes, and PostgreSQL's shared lock
+   * table holds a few thousand locks in all.
+   */
+  static final int MAX_BUCKETS = 100;
+
+  private void checkBuckets() {
+    Duration longest =
+        relay.retention().compareTo(inbox.dedupWindow()) > 0
+            ? relay.retention()
+            : inbox.dedupWindow();
+    long buckets = longest.toSeconds() / Math.max(1, datePartitions.toSeconds()) + 3;
+    if (buckets > MAX_BUCKETS) {
+      throw new IllegalArgumentException(
+          "postbox.date-partitions.interval="
+              + datePartitions
+              + " keeps about "
+              + buckets
+              + " partitions per table for a retention of "
+              + longest
+              + " (postbox.retention / postbox.inbox.dedup-window); at most "
+              + MAX_BUCKETS
+              + ": make the interval at least "
+              + Duration.ofSeconds(longest.toSeconds() / (MAX_BUCKETS - 3) + 1));
+    }
   }
 
   /**

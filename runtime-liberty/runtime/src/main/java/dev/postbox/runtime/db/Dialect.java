@@ -40,6 +40,11 @@ public enum Dialect {
     }
 
     @Override
+    public boolean partitionsByDate() {
+      return true;
+    }
+
+    @Override
     public String partitionsWithWork() {
       // One probe of the due index per lease row, each stopping at its first due row: the
       // partial index leads with the partition, and PostgreSQL has no skip scan, so the plain
@@ -69,6 +74,18 @@ public enum Dialect {
     }
 
     @Override
+    public String insertInboxIfAbsentInBucket() {
+      // the date-partitioned inbox's key, (subscription, event_id, bucket), names the bucket the
+      // column's default chooses; this statement on the plain inbox fails, and the plain one on
+      // this inbox (an instance that has not seen the conversion) fails too: neither skips a row
+      return "INSERT INTO postbox_inbox ("
+          + INBOX_COLUMNS
+          + ") VALUES "
+          + INBOX_VALUES
+          + " ON CONFLICT (subscription, event_id, bucket) DO NOTHING";
+    }
+
+    @Override
     public String addInboxDuplicates() {
       return "INSERT INTO postbox_inbox_counter (subscription, duplicates) VALUES (?, ?)"
           + " ON CONFLICT (subscription) DO UPDATE"
@@ -85,8 +102,10 @@ public enum Dialect {
 
     @Override
     public String deleteProcessedInboxBatch() {
-      return "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY(SELECT ctid FROM postbox_inbox"
-          + " WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
+      // ONLY: a ctid is unique within one table, so on a date-partitioned inbox (whose parent
+      // holds no rows itself) this deletes nothing rather than rows of other buckets
+      return "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY"
+          + " postbox_inbox WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
     }
 
     @Override
@@ -345,6 +364,15 @@ public enum Dialect {
     return false;
   }
 
+  /**
+   * Whether the outbox and the inbox can be date-partitioned ({@code postbox.date-partitions},
+   * {@code retention.DatePartitions}): PostgreSQL's declarative partitioning. Its migrations are in
+   * {@link #migrationLocation()} with the suffix {@code -date-partitions}.
+   */
+  public boolean partitionsByDate() {
+    return false;
+  }
+
   /** The row-limit clause with one {@code ?} for the count. */
   public String limit() {
     return limit;
@@ -422,6 +450,14 @@ public enum Dialect {
    * duplicate, so no caught exception decides.
    */
   public abstract String insertInboxIfAbsent();
+
+  /**
+   * {@link #insertInboxIfAbsent()} for a date-partitioned inbox ({@link #partitionsByDate()}): a
+   * duplicate within the current bucket; null where the inbox cannot be partitioned.
+   */
+  public String insertInboxIfAbsentInBucket() {
+    return null;
+  }
 
   /**
    * {@link #insertInboxIfAbsent()} for {@code rows} rows in one statement that returns the {@code

@@ -39,26 +39,95 @@ public final class Migrations {
           "V7__outbox_redrives.sql",
           "V8__outbox_partial_indexes.sql");
 
+  /**
+   * The opt-in conversion to date-partitioned retention ({@code postbox.date-partitions=true}),
+   * under a history of its own, {@code postbox_date_partitions_history}: turning the option on is a
+   * migration of its own, applied once, whatever version Postbox's own schema is at.
+   */
+  static final List<String> DATE_PARTITION_FILES = List.of("V1__date_partitions.sql");
+
   private Migrations() {}
 
   /** Migrates to the latest version and returns the dialect found. */
   public static Dialect migrate(DataSource dataSource) {
     Dialect dialect = dialect(dataSource);
+    flyway(dataSource, dialect.migrationLocation(), FILES, "postbox_schema_history");
+    return dialect;
+  }
+
+  /**
+   * Converts the outbox and the inbox to date-partitioned tables ({@code
+   * retention.DatePartitions}), unless they are already; after {@link #migrate}.
+   *
+   * @throws IllegalStateException the database cannot partition by date (only PostgreSQL can)
+   */
+  public static void partitionByDate(DataSource dataSource) {
+    Dialect dialect = dialect(dataSource);
+    if (!dialect.partitionsByDate()) {
+      throw new IllegalStateException(
+          "postbox.date-partitions=true needs PostgreSQL; this database ("
+              + dialect.name().toLowerCase(java.util.Locale.ROOT)
+              + ") keeps retention by batched DELETEs: remove the setting");
+    }
+    refuseWhileOthersRun(dataSource);
+    flyway(
+        dataSource,
+        dialect.migrationLocation() + "-date-partitions",
+        DATE_PARTITION_FILES,
+        "postbox_date_partitions_history");
+  }
+
+  /**
+   * The conversion changes the inbox's key and statements under running instances' feet: one that
+   * started before it would still delete and insert as for the plain tables. So it refuses while
+   * another relay instance's heartbeat is fresh (a minute); instances without a relay are the
+   * operator's to stop (docs/retention.md).
+   */
+  private static void refuseWhileOthersRun(DataSource dataSource) {
+    try (Connection c = dataSource.getConnection();
+        java.sql.PreparedStatement done =
+            c.prepareStatement("SELECT relkind FROM pg_class WHERE oid = to_regclass(?)");
+        java.sql.PreparedStatement live =
+            c.prepareStatement(
+                "SELECT COUNT(*) FROM postbox_relay_instance"
+                    + " WHERE heartbeat_at > clock_timestamp() - INTERVAL '1 minute'")) {
+      done.setString(1, "postbox_inbox");
+      try (java.sql.ResultSet rs = done.executeQuery()) {
+        if (rs.next() && "p".equals(rs.getString(1))) {
+          return; // converted already: Flyway has nothing to do
+        }
+      }
+      try (java.sql.ResultSet rs = live.executeQuery()) {
+        rs.next();
+        if (rs.getLong(1) > 0) {
+          throw new IllegalStateException(
+              "postbox.date-partitions=true converts the outbox and inbox tables, but "
+                  + rs.getLong(1)
+                  + " other Postbox instance(s) are running on them (postbox_relay_instance);"
+                  + " stop every instance, then start one with the setting");
+        }
+      }
+    } catch (SQLException e) {
+      throw new DataAccessException(e);
+    }
+  }
+
+  private static void flyway(
+      DataSource dataSource, String location, List<String> files, String history) {
     Flyway.configure()
         .dataSource(dataSource)
-        .resourceProvider(new ListedResources(dialect))
+        .resourceProvider(new ListedResources(location, files))
         // Nothing to scan: the migrations are listed, and scanning logs errors in app servers.
         // (Flyway's constructor still scans classpath:db/callback for Java callbacks, whatever the
         // configuration; this jar's empty db/callback/flyway.location is the marker that lets it
         // resolve that folder in IBM's class loaders instead of logging an error at every start.)
         .locations(new String[0])
         .callbackLocations(new String[0])
-        .table("postbox_schema_history")
+        .table(history)
         .baselineOnMigrate(true)
         .baselineVersion("0")
         .load()
         .migrate();
-    return dialect;
   }
 
   /** The dialect of a data source's database. */
@@ -70,17 +139,17 @@ public final class Migrations {
     }
   }
 
-  /** Serves the listed migration files of one dialect from this jar's class loader. */
-  private record ListedResources(Dialect dialect) implements ResourceProvider {
+  /** Serves the listed migration files of one location from this jar's class loader. */
+  private record ListedResources(String location, List<String> files) implements ResourceProvider {
     @Override
     public LoadableResource getResource(String name) {
-      return FILES.contains(name) ? resource(name) : null;
+      return files.contains(name) ? resource(name) : null;
     }
 
     @Override
     public Collection<LoadableResource> getResources(String prefix, String[] suffixes) {
       List<LoadableResource> out = new ArrayList<>();
-      for (String file : FILES) {
+      for (String file : files) {
         boolean suffixOk = false;
         for (String suffix : suffixes) {
           suffixOk |= file.endsWith(suffix);
@@ -93,7 +162,7 @@ public final class Migrations {
     }
 
     private LoadableResource resource(String file) {
-      String path = dialect.migrationLocation().substring("classpath:".length()) + "/" + file;
+      String path = location.substring("classpath:".length()) + "/" + file;
       String sql;
       try (InputStream in = Migrations.class.getClassLoader().getResourceAsStream(path)) {
         if (in == null) {

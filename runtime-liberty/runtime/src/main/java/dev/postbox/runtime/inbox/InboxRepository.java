@@ -4,6 +4,7 @@ import dev.postbox.runtime.api.DeadLetter;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
+import dev.postbox.runtime.retention.DatePartitions;
 import dev.postbox.spi.Envelope;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,6 +31,9 @@ final class InboxRepository {
   private final String recordSql;
   private final String attemptSql;
   private final String countDuplicatesSql;
+
+  /** Whether the inbox is date-partitioned; looked up at the first recording. */
+  private volatile Boolean datePartitioned;
 
   InboxRepository(Dialect dialect) {
     this.dialect = dialect;
@@ -65,7 +69,11 @@ final class InboxRepository {
    */
   boolean record(Connection c, String subscription, Envelope e, String fingerprint, Instant now)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(recordSql)) {
+    if (datePartitioned(c)
+        && !DatePartitions.inEarlierBuckets(c, subscription, List.of(e.id())).isEmpty()) {
+      return false;
+    }
+    try (PreparedStatement ps = c.prepareStatement(recordSql(c))) {
       bindRecord(ps, 0, subscription, e, fingerprint, true, now);
       return ps.executeUpdate() == 1;
     }
@@ -97,26 +105,57 @@ final class InboxRepository {
       order[i] = i;
     }
     java.util.Arrays.sort(order, java.util.Comparator.comparing(i -> events.get(i).id()));
+    if (datePartitioned(c)) {
+      // The ids an earlier bucket holds are duplicates, found under the bucket lock before
+      // anything is inserted; the rest go to the current bucket, whose key catches copies in it.
+      Set<String> earlier =
+          DatePartitions.inEarlierBuckets(
+              c, subscription, events.stream().map(Envelope::id).toList());
+      order =
+          java.util.Arrays.stream(order)
+              .filter(i -> !earlier.contains(events.get(i).id()))
+              .toArray(Integer[]::new);
+      if (order.length == 0) {
+        return new boolean[events.size()];
+      }
+    }
     if (dialect.insertInboxIfAbsentReturning(1) != null) {
       return recordAllReturning(c, subscription, events, fingerprints, processed, now, order);
     }
-    try (PreparedStatement ps = c.prepareStatement(recordSql)) {
+    try (PreparedStatement ps = c.prepareStatement(recordSql(c))) {
       for (int i : order) {
         bindRecord(ps, 0, subscription, events.get(i), fingerprints.get(i), processed, now);
         ps.addBatch();
       }
       int[] counts = ps.executeBatch();
-      boolean[] fresh = new boolean[counts.length];
+      boolean[] fresh = new boolean[events.size()];
       for (int n = 0; n < counts.length; n++) {
         if (counts[n] == java.sql.Statement.SUCCESS_NO_INFO) {
-          throw new IllegalStateException(
-              "the JDBC driver does not report per-row insert results (PostgreSQL: turn off"
-                  + " reWriteBatchedInserts); the inbox cannot tell new events from duplicates");
+          throw noPerRowCounts();
         }
         fresh[order[n]] = counts[n] == 1;
       }
       return fresh;
     }
+  }
+
+  private String recordSql(Connection c) throws SQLException {
+    return datePartitioned(c) ? dialect.insertInboxIfAbsentInBucket() : recordSql;
+  }
+
+  private boolean datePartitioned(Connection c) throws SQLException {
+    Boolean known = datePartitioned;
+    if (known == null) {
+      known = DatePartitions.isPartitioned(c, dialect, DatePartitions.Table.INBOX);
+      datePartitioned = known;
+    }
+    return known;
+  }
+
+  private static IllegalStateException noPerRowCounts() {
+    return new IllegalStateException(
+        "the JDBC driver does not report per-row insert results (PostgreSQL: turn off"
+            + " reWriteBatchedInserts); the inbox cannot tell new events from duplicates");
   }
 
   /**

@@ -2,6 +2,8 @@ package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.retention.DatePartitions;
+import dev.postbox.runtime.retention.Retention;
 import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Duration;
@@ -26,16 +28,24 @@ final class InboxRetention {
   private final Dialect dialect;
   private final Clock clock;
   private final String deleteBatch;
+  private final Retention partitions;
 
   public InboxRetention(Transactions tx, Dialect dialect, Clock clock) {
     this.tx = tx;
     this.dialect = dialect;
     this.clock = clock;
     this.deleteBatch = dialect.deleteProcessedInboxBatch();
+    this.partitions = new Retention(tx, dialect, clock, DatePartitions.Table.INBOX);
   }
 
-  /** Deletes rows received before now − window, batch by batch; returns how many. */
+  /**
+   * Deletes rows received before now − window, batch by batch, and returns how many; or, if the
+   * inbox is date-partitioned, drops the buckets past the window and returns 0.
+   */
   public int purge(Duration window, int batch) {
+    if (partitions.maintainPartitions(window)) {
+      return 0;
+    }
     Instant cutoff = clock.instant().minus(window);
     int total = 0;
     while (true) {
