@@ -7,6 +7,7 @@
 #   benchmarks/scripts/run-all.sh            # every harness
 #   benchmarks/scripts/run-all.sh relay      # some of them: relay, inbox, app
 #   APP_ARGS="--setups embedded" benchmarks/scripts/run-all.sh app   # the app harness's own options
+#   ROUNDS=1 benchmarks/scripts/run-all.sh retention   # not in the default list: 20M rows a round
 #
 # Needs the local PostgreSQL (127.0.0.1:5432, database test) and python3; starts its own Kafka
 # brokers and, for app, its own Liberty servers (from benchmarks/target, built by -Papp).
@@ -20,13 +21,14 @@ declare -A main=(
   [relay]=dev.postbox.runtime.relay.RelayBenchmark
   [inbox]=dev.postbox.runtime.inbox.InboxBenchmark
   [app]=dev.postbox.benchmarks.app.AppBenchmark
+  [retention]=dev.postbox.runtime.inbox.RetentionBenchmark
 )
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(relay inbox app)
 ./mvnw -q -B -pl benchmarks,runtime-liberty/payments-app -am install -DskipTests -DskipITs
 ./mvnw -q -B -pl benchmarks -Papp package -DskipTests
 for h in "${harnesses[@]}"; do
-  [ -n "${main[$h]:-}" ] || { echo "unknown harness: $h (relay, inbox, app)" >&2; exit 2; }
+  [ -n "${main[$h]:-}" ] || { echo "unknown harness: $h (relay, inbox, app, retention)" >&2; exit 2; }
   extra=""
   [ "$h" != app ] || extra="${APP_ARGS:-}"
   echo "== $h: $rounds rounds"
