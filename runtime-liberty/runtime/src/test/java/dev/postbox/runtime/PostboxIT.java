@@ -170,6 +170,53 @@ class PostboxIT {
                     .noneMatch(Thread::isAlive));
   }
 
+  @Test
+  void theDatePartitionsSettingConvertsAtStartOnPostgresAndFailsElsewhereNamingWhy() {
+    Map<String, String> raw =
+        Map.of(
+            "postbox.relay.enabled", "false",
+            "postbox.durability.accept-unsafe", "true",
+            "postbox.date-partitions", "true",
+            "postbox.date-partitions.interval", "2d");
+    try (TestDatabase pg = TestDatabase.create(TestDatabase.Kind.POSTGRESQL)) {
+      try (Postbox started =
+          Postbox.builder()
+              .settings(PostboxSettings.parse(raw))
+              .dataSource(pg.dataSource())
+              .start()) {
+        assertThat(
+                pg.count(
+                    "SELECT COUNT(*) FROM pg_partitioned_table p JOIN pg_class c"
+                        + " ON c.oid = p.partrelid WHERE c.oid IN"
+                        + " (to_regclass('postbox_outbox'), to_regclass('postbox_inbox'))"))
+            .isEqualTo(2);
+        assertThat(pg.count("SELECT MIN(interval_secs) FROM postbox_bucket"))
+            .isEqualTo(Duration.ofDays(2).toSeconds());
+      }
+    }
+    try (TestDatabase pg = TestDatabase.create(TestDatabase.Kind.POSTGRESQL)) {
+      dev.postbox.runtime.db.Migrations.migrate(pg.dataSource());
+      Map<String, String> noMigrate = new HashMap<>(raw);
+      noMigrate.put("postbox.migrate", "false");
+      assertThatThrownBy(
+              () ->
+                  Postbox.builder()
+                      .settings(PostboxSettings.parse(noMigrate))
+                      .dataSource(pg.dataSource())
+                      .start())
+          .hasMessageContaining("db/postbox/postgresql-date-partitions/V1__date_partitions.sql");
+    }
+    try (TestDatabase h2 = TestDatabase.create(TestDatabase.Kind.H2)) {
+      assertThatThrownBy(
+              () ->
+                  Postbox.builder()
+                      .settings(PostboxSettings.parse(raw))
+                      .dataSource(h2.dataSource())
+                      .start())
+          .hasMessageContaining("postbox.date-partitions=true needs PostgreSQL");
+    }
+  }
+
   /** Kafka in the JVM, four partitions, and the given keys (key, value, ...) besides. */
   private static PostboxSettings onKafka(String... more) {
     Map<String, String> raw = new HashMap<>();

@@ -86,4 +86,35 @@ class PostboxSettingsTest {
     assertThat(read).isNotEmpty();
     assertThat(PostboxSettings.ALL_KEYS).containsExactlyInAnyOrderElementsOf(read);
   }
+
+  @Test
+  void datePartitionsAreOffByDefaultAndTooManyBucketsAreRefusedNamingTheShortestInterval() {
+    assertThat(PostboxSettings.parse(Map.of("postbox.broker", "kafka")).datePartitions()).isNull();
+    assertThat(
+            PostboxSettings.parse(
+                    Map.of(
+                        "postbox.broker", "kafka",
+                        "postbox.date-partitions", "true",
+                        "postbox.date-partitions.interval", "2d"))
+                .datePartitions())
+        .isEqualTo(Duration.ofDays(2));
+    // the interval alone is a known key, unused while the option is off
+    assertThat(
+            PostboxSettings.parse(
+                    Map.of("postbox.broker", "kafka", "postbox.date-partitions.interval", "1h"))
+                .datePartitions())
+        .isNull();
+    // 15 days of inbox window in 1-hour buckets: 363 partitions
+    assertThatThrownBy(
+            () ->
+                PostboxSettings.parse(
+                    Map.of(
+                        "postbox.broker", "kafka",
+                        "postbox.date-partitions", "true",
+                        "postbox.date-partitions.interval", "1h")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("postbox.date-partitions.interval")
+        .hasMessageContaining("at most 100")
+        .hasMessageContaining("PT3H42M41S");
+  }
 }

@@ -3,7 +3,6 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.retention.DatePartitions;
-import dev.postbox.runtime.retention.Retention;
 import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Duration;
@@ -28,14 +27,12 @@ final class InboxRetention {
   private final Dialect dialect;
   private final Clock clock;
   private final String deleteBatch;
-  private final Retention partitions;
 
   public InboxRetention(Transactions tx, Dialect dialect, Clock clock) {
     this.tx = tx;
     this.dialect = dialect;
     this.clock = clock;
     this.deleteBatch = dialect.deleteProcessedInboxBatch();
-    this.partitions = new Retention(tx, dialect, clock, DatePartitions.Table.INBOX);
   }
 
   /**
@@ -43,7 +40,8 @@ final class InboxRetention {
    * inbox is date-partitioned, drops the buckets past the window and returns 0.
    */
   public int purge(Duration window, int batch) {
-    if (partitions.maintainPartitions(window)) {
+    if (DatePartitions.maintainIfPartitioned(
+        tx, dialect, clock, DatePartitions.Table.INBOX, window)) {
       return 0;
     }
     Instant cutoff = clock.instant().minus(window);

@@ -97,11 +97,6 @@ public final class DatePartitions {
       this.unsettledSql = unsettledSql;
     }
 
-    /** The table's name. */
-    public String tableName() {
-      return name;
-    }
-
     String partition(int bucket) {
       return name + "_b" + bucket;
     }
@@ -131,6 +126,28 @@ public final class DatePartitions {
     this.tx = tx;
     this.clock = clock;
     this.table = table;
+  }
+
+  /**
+   * Retention's hand-over: if the table is date-partitioned, runs {@link #maintain} and returns
+   * true; otherwise returns false and the caller deletes. Looked up at every run, never remembered:
+   * a DELETE written for the plain table must not run on a partitioned one.
+   */
+  public static boolean maintainIfPartitioned(
+      Transactions tx, Dialect dialect, Clock clock, Table table, Duration keep) {
+    if (!tx.inTransaction(c -> isPartitioned(c, dialect, table))) {
+      return false;
+    }
+    Run run = new DatePartitions(tx, clock, table).maintain(keep);
+    if (run.switched() || !run.dropped().isEmpty()) {
+      LOG.log(
+          Level.INFO,
+          table.name
+              + " date partitions: now bucket "
+              + run.current()
+              + (run.dropped().isEmpty() ? "" : "; dropped buckets " + run.dropped()));
+    }
+    return true;
   }
 
   /** Whether the table is date-partitioned (converted); false on any database but PostgreSQL. */

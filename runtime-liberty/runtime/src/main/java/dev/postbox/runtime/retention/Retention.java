@@ -13,45 +13,14 @@ import java.time.Duration;
  */
 public final class Retention {
 
-  private static final System.Logger LOG = System.getLogger(Retention.class.getName());
-
   private final Transactions tx;
   private final Dialect dialect;
   private final Clock clock;
-  private final DatePartitions.Table table;
 
   public Retention(Transactions tx, Dialect dialect, Clock clock) {
-    this(tx, dialect, clock, DatePartitions.Table.OUTBOX);
-  }
-
-  /** Retention of either table; the outbox's {@link #purge} deletes, the inbox's has its own. */
-  public Retention(Transactions tx, Dialect dialect, Clock clock, DatePartitions.Table table) {
     this.tx = tx;
     this.dialect = dialect;
     this.clock = clock;
-    this.table = table;
-  }
-
-  /**
-   * If the table is date-partitioned, runs {@link DatePartitions#maintain} and returns true;
-   * otherwise returns false and the caller deletes.
-   */
-  public boolean maintainPartitions(Duration keep) {
-    // Looked up at every run, never remembered: a DELETE written for the plain table must not
-    // run on a partitioned one (PostgreSQL's ctid is unique only within a partition).
-    if (!tx.inTransaction(c -> DatePartitions.isPartitioned(c, dialect, table))) {
-      return false;
-    }
-    DatePartitions.Run run = new DatePartitions(tx, clock, table).maintain(keep);
-    if (run.switched() || !run.dropped().isEmpty()) {
-      LOG.log(
-          System.Logger.Level.INFO,
-          table.tableName()
-              + " date partitions: now bucket "
-              + run.current()
-              + (run.dropped().isEmpty() ? "" : "; dropped buckets " + run.dropped()));
-    }
-    return true;
   }
 
   /**
@@ -59,7 +28,8 @@ public final class Retention {
    * if the outbox is date-partitioned, drops the buckets past {@code keep} and returns 0.
    */
   public int purge(Duration keep, int batch) {
-    if (maintainPartitions(keep)) {
+    if (DatePartitions.maintainIfPartitioned(
+        tx, dialect, clock, DatePartitions.Table.OUTBOX, keep)) {
       return 0;
     }
     java.time.Instant cutoff = clock.instant().minus(keep);

@@ -40,15 +40,7 @@ class DatePartitionedInboxIT {
     Dialect dialect = Migrations.migrate(db.dataSource());
     Migrations.partitionByDate(db.dataSource());
     tx = Transactions.jdbc(db.dataSource());
-    // the buckets open at the test clock's now, so moving it by an interval moves the bucket
-    tx.inTransaction(
-        c -> {
-          try (java.sql.PreparedStatement ps =
-              c.prepareStatement("UPDATE postbox_bucket SET opened_at = ?")) {
-            dialect.bind(ps, 1, clock.instant());
-            return ps.executeUpdate();
-          }
-        });
+    clock.openDateBuckets(tx, dialect);
     repo = new InboxRepository(dialect);
     buckets = new DatePartitions(tx, clock, DatePartitions.Table.INBOX);
   }

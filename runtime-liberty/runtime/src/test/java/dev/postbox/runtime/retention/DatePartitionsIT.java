@@ -149,20 +149,10 @@ class DatePartitionsIT {
         .isZero();
   }
 
-  /**
-   * Converts, and opens the current buckets at the test clock's now (the conversion opens them at
-   * the database's), so that moving the clock by an interval moves the bucket.
-   */
+  /** Converts, with the buckets opened at the test clock's now. */
   private void convert() {
     Migrations.partitionByDate(db.dataSource());
-    tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("UPDATE postbox_bucket SET opened_at = ?")) {
-            dialect.bind(ps, 1, clock.instant());
-            return ps.executeUpdate();
-          }
-        });
+    clock.openDateBuckets(tx, dialect);
   }
 
   private void record(String id) {

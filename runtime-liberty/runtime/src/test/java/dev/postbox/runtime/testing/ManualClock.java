@@ -20,6 +20,22 @@ public final class ManualClock extends Clock {
     now = now.plus(d);
   }
 
+  /**
+   * Opens the date-partitioned tables' current buckets at this clock's now (the conversion opens
+   * them at the database's), so that moving the clock by an interval moves the buckets.
+   */
+  public void openDateBuckets(
+      dev.postbox.runtime.db.Transactions tx, dev.postbox.runtime.db.Dialect dialect) {
+    tx.inTransaction(
+        c -> {
+          try (java.sql.PreparedStatement ps =
+              c.prepareStatement("UPDATE postbox_bucket SET opened_at = ?")) {
+            dialect.bind(ps, 1, now);
+            return ps.executeUpdate();
+          }
+        });
+  }
+
   @Override
   public Instant instant() {
     return now;
