@@ -16,8 +16,10 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -52,6 +54,14 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Set<ArtemisDelivery> inFlight = Collections.newSetFromMap(new IdentityHashMap<>());
   private final ArtemisBroker broker;
+
+  /**
+   * Per message group (the event's key): when its last nacked copy is due, in epoch millis. A later
+   * nack of the same key is never due before it, whatever its delay, so a key's copies come back in
+   * the order they were nacked (the inbox sends a key's followers back behind its failed event, and
+   * the time between a nack and its re-send here must not reorder them). Polling thread only.
+   */
+  private final Map<String, Long> lastDueByGroup = new HashMap<>();
 
   /** The live session; null after a lost connection until the next poll connects again. */
   private Channel channel;
@@ -233,8 +243,22 @@ final class ArtemisSubscriptionConsumer implements Consumer {
           CloudEventsJmsProperties.DUPLICATE_ID,
           original.getStringProperty("ce_id") + "#retry" + (d.attempt() + 1));
     }
+    long now = System.currentTimeMillis();
+    long due = now + delay.toMillis();
+    // JMSXGroupID is not reported by propertyExists on Artemis: read it.
+    String group = original.getStringProperty(CloudEventsJmsProperties.GROUP);
+    if (group != null) {
+      if (lastDueByGroup.size() > 10_000) {
+        lastDueByGroup.values().removeIf(t -> t < now);
+      }
+      Long last = lastDueByGroup.get(group);
+      if (last != null && due <= last) {
+        due = last + 1;
+      }
+      lastDueByGroup.put(group, due);
+    }
     MessageProducer retries = channel.retries();
-    retries.setDeliveryDelay(delay.toMillis());
+    retries.setDeliveryDelay(due - now);
     retries.send(
         original.getJMSDestination(),
         copy,

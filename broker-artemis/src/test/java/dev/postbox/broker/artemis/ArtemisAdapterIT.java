@@ -116,6 +116,31 @@ class ArtemisAdapterIT {
   }
 
   @Test
+  void aKeysNackedEventsComeBackInTheOrderTheyWereNackedWhateverTheirDelays() throws Exception {
+    String queue = "nack-order-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url());
+        Consumer c = broker.subscribe(Subscription.of(queue, "g"))) {
+      Envelope first = event("k", 1);
+      Envelope second = event("k", 2);
+      broker.publisher().publishAll(queue, List.of(first, second));
+      List<Delivery> got = new ArrayList<>();
+      while (got.size() < 2) {
+        got.addAll(c.poll(2, Duration.ofMillis(500)));
+      }
+      // The inbox nacks a key's failed event, then (a poll later) sends its follower back behind
+      // it; the follower's delay, reckoned from a later moment, can be the shorter one.
+      got.get(0).nack(Duration.ofMillis(600));
+      assertThat(c.poll(10, Duration.ofMillis(10))).isEmpty(); // applies the first nack
+      got.get(1).nack(Duration.ofMillis(50));
+
+      List<Delivery> back = drain(c, 10, Duration.ofSeconds(2));
+      assertThat(back)
+          .extracting(d -> new String(d.envelope().payload(), StandardCharsets.UTF_8))
+          .containsExactly("1", "2");
+    }
+  }
+
+  @Test
   void aBrokerRestartLosesNoAcknowledgedPublish() {
     try (ArtemisTestBroker own = ArtemisTestBroker.start()) {
       String queue = "durable";
