@@ -98,7 +98,7 @@ async function act(id, action) {
   message.textContent = response.ok
     ? `Dead letter ${id}: ${body.status}`
     : `Dead letter ${id}: ${body.error || response.status}`;
-  await refreshDeadLetters();
+  await Promise.all([refreshDeadLetters(), refreshGroups()]);
 }
 
 // Bulk retry or discard of FAILED outbox rows by destination, type and creation time.
@@ -153,6 +153,57 @@ async function refreshDeadLetters() {
   }
 }
 
+// Dead letters grouped by subscription, reason and error class, with bulk replay and discard of a
+// group as seen (through its newest letter: later ones are left for another look).
+async function actOnGroup(g, action) {
+  const what = `${g.count} ${g.reason} letter(s) of ${g.subscription}` +
+               (g.errorClass ? ` failing with ${g.errorClass}` : "");
+  if (!window.confirm(action === "replay"
+      ? `Replay ${what}? Do it after the cause is fixed.`
+      : `Discard ${what}? Their events are never processed.`)) {
+    return;
+  }
+  const query = new URLSearchParams({ subscription: g.subscription, reason: g.reason,
+                                      through: String(g.lastId) });
+  if (g.errorClass) query.set("errorClass", g.errorClass);
+  const response = await fetch(`../admin/dead-letters/groups/${action}?${query}`,
+                               { method: "POST", credentials: "same-origin" });
+  const body = await response.json().catch(() => ({}));
+  document.getElementById("dead-letter-group-message").textContent = !response.ok
+    ? `Failed: ${body.error || response.status}`
+    : action === "replay"
+      ? `Replayed ${body.replayed}, already processed ${body.skippedAsDuplicates}, failed again ${body.failed}`
+      : `Discarded ${body.discarded}`;
+  await Promise.all([refreshGroups(), refreshDeadLetters()]);
+}
+
+async function refreshGroups() {
+  const body = document.querySelector("#dead-letter-groups tbody");
+  const groups = await getJson("../admin/dead-letters/groups");
+  body.replaceChildren();
+  for (const g of groups) {
+    const tr = document.createElement("tr");
+    tr.dataset.reason = g.reason;
+    tr.dataset.errorClass = g.errorClass || "";
+    cell(tr, g.subscription);
+    cell(tr, g.reason);
+    cell(tr, g.errorClass || "–");
+    cell(tr, g.count);
+    cell(tr, g.oldest);
+    cell(tr, g.newest);
+    cell(tr, g.sampleError, "error").title = g.sampleError || "";
+    const actions = cell(tr, "");
+    for (const action of ["replay", "discard"]) {
+      const button = document.createElement("button");
+      button.textContent = action === "replay" ? "Replay group" : "Discard group";
+      button.className = "group-" + action;
+      button.addEventListener("click", () => actOnGroup(g, action));
+      actions.appendChild(button);
+    }
+    body.appendChild(tr);
+  }
+}
+
 async function refreshLeases() {
   const list = document.getElementById("leases");
   const byOwner = await getJson("../admin/outbox/leases");
@@ -166,7 +217,7 @@ async function refreshLeases() {
 
 async function refresh() {
   try {
-    await Promise.all([refreshOutbox(), refreshInbox(), refreshDeadLetters(),
+    await Promise.all([refreshOutbox(), refreshInbox(), refreshDeadLetters(), refreshGroups(),
                        refreshLeases()]);
     setText("updated", "updated " + new Date().toLocaleTimeString());
   } catch (e) {

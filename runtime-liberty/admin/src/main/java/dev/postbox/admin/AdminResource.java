@@ -2,6 +2,7 @@ package dev.postbox.admin;
 
 import dev.postbox.runtime.api.BrokerOutage;
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterOperations;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.FailedFilter;
@@ -37,6 +38,13 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import org.eclipse.microprofile.openapi.annotations.enums.SecuritySchemeType;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement;
+import org.eclipse.microprofile.openapi.annotations.security.SecurityScheme;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 
 /**
  * The operator's API under {@code /admin}, for the role {@code postbox-admin} only ({@link
@@ -48,7 +56,20 @@ import java.util.TreeMap;
 @Path("/admin")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
+@Tag(name = "operator", description = "Outbox and inbox operations, for the postbox-admin role.")
+@SecurityScheme(
+    securitySchemeName = AdminResource.SECURITY,
+    type = SecuritySchemeType.HTTP,
+    scheme = "basic",
+    description = "The server's user registry; the operator's API needs the role postbox-admin.")
+@SecurityRequirement(name = AdminResource.SECURITY, scopes = AdminResource.ROLE)
 public class AdminResource {
+
+  /** The security scheme's name in the OpenAPI document. */
+  public static final String SECURITY = "postbox-basic";
+
+  /** The role the operator's API needs. */
+  public static final String ROLE = "postbox-admin";
 
   private static final int MAX_PAGE = 500;
 
@@ -110,6 +131,14 @@ public class AdminResource {
 
   @POST
   @Path("/outbox/failed/{id}/retry")
+  @APIResponse(responseCode = "200", description = "Sent again from attempt 0.")
+  @APIResponse(
+      responseCode = "404",
+      description = "No such FAILED outbox row.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
   public Map<String, Object> retry(@PathParam("id") String id) {
     long rowId = ApiError.id("id", id);
     if (!outbox.retry(rowId)) {
@@ -120,6 +149,16 @@ public class AdminResource {
 
   @POST
   @Path("/outbox/failed/{id}/discard")
+  @APIResponse(
+      responseCode = "200",
+      description = "Discarded: never sent; its key's later events go on.")
+  @APIResponse(
+      responseCode = "404",
+      description = "No such FAILED outbox row.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
   public Map<String, Object> discard(@PathParam("id") String id) {
     long rowId = ApiError.id("id", id);
     if (!outbox.discard(rowId)) {
@@ -309,6 +348,16 @@ public class AdminResource {
 
   @GET
   @Path("/dead-letters/{id}")
+  @APIResponse(
+      responseCode = "200",
+      description = "The letter, with its payload, headers and error.")
+  @APIResponse(
+      responseCode = "404",
+      description = "No such dead letter.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
   public LetterDetail deadLetter(@PathParam("id") String id) {
     DeadLetter d = letter(ApiError.id("id", id));
     String payload;
@@ -337,6 +386,23 @@ public class AdminResource {
 
   @POST
   @Path("/dead-letters/{id}/replay")
+  @APIResponse(responseCode = "200", description = "Replayed through the inbox.")
+  @APIResponse(
+      responseCode = "404",
+      description = "No such dead letter.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
+  @APIResponse(
+      responseCode = "409",
+      description =
+          "The letter is not open, is a CONFLICT that needs force=true, belongs to a"
+              + " subscription that does not run here, or its handler failed again (it stays open).",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
   public Map<String, Object> replay(
       @PathParam("id") String id, @QueryParam("force") @DefaultValue("false") boolean force) {
     long letterId = ApiError.id("id", id);
@@ -364,6 +430,21 @@ public class AdminResource {
 
   @POST
   @Path("/dead-letters/{id}/discard")
+  @APIResponse(responseCode = "200", description = "Discarded.")
+  @APIResponse(
+      responseCode = "404",
+      description = "No such dead letter.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
+  @APIResponse(
+      responseCode = "409",
+      description = "The letter is not open.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = ApiError.Body.class)))
   public Map<String, Object> discardLetter(@PathParam("id") String id) {
     long letterId = ApiError.id("id", id);
     if (!lettersOf(letter(letterId)).discard(letterId)) {
@@ -381,6 +462,76 @@ public class AdminResource {
       throw ApiError.badRequest("subscription is required");
     }
     return running(subscription).deadLetters().replayAll(blankToNull(type, "type", 1024));
+  }
+
+  /**
+   * Open dead letters grouped by subscription, reason and error class (the Java class the error
+   * starts with), the largest group first: one cause usually makes one group.
+   */
+  @GET
+  @Path("/dead-letters/groups")
+  public List<DeadLetterGroup> deadLetterGroups(@QueryParam("subscription") String subscription) {
+    List<DeadLetterGroup> out = new ArrayList<>();
+    for (InboxSubscription s : selected(subscription)) {
+      out.addAll(s.deadLetters().openGroups());
+    }
+    out.sort(java.util.Comparator.comparingLong(DeadLetterGroup::count).reversed());
+    return out;
+  }
+
+  /**
+   * Replays one group's open letters, oldest first, up to {@code through} (the group's {@code
+   * lastId} as the operator saw it) so that letters that joined since are left for a second look.
+   */
+  @POST
+  @Path("/dead-letters/groups/replay")
+  @APIResponse(responseCode = "200", description = "What the replay did, letter by letter.")
+  public ReplayResult replayGroup(
+      @QueryParam("subscription") String subscription,
+      @QueryParam("reason") String reason,
+      @QueryParam("errorClass") String errorClass,
+      @QueryParam("through") String through) {
+    Group g = group(subscription, reason, errorClass, through);
+    return g.letters().replayGroup(g.reason(), g.errorClass(), g.through());
+  }
+
+  /** Discards one group's open letters up to {@code through}, in one statement. */
+  @POST
+  @Path("/dead-letters/groups/discard")
+  @APIResponse(responseCode = "200", description = "How many letters were discarded.")
+  public Map<String, Object> discardGroup(
+      @QueryParam("subscription") String subscription,
+      @QueryParam("reason") String reason,
+      @QueryParam("errorClass") String errorClass,
+      @QueryParam("through") String through) {
+    Group g = group(subscription, reason, errorClass, through);
+    return Map.of("discarded", g.letters().discardGroup(g.reason(), g.errorClass(), g.through()));
+  }
+
+  private record Group(
+      DeadLetterOperations letters, DeadLetterReason reason, String errorClass, long through) {}
+
+  private Group group(String subscription, String reason, String errorClass, String through) {
+    if (subscription == null || subscription.isBlank()) {
+      throw ApiError.badRequest("subscription is required");
+    }
+    if (reason == null || reason.isBlank()) {
+      throw ApiError.badRequest("reason is required");
+    }
+    DeadLetterReason r;
+    try {
+      r = DeadLetterReason.valueOf(reason);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.badRequest(
+          "reason must be one of "
+              + java.util.Arrays.toString(DeadLetterReason.values())
+              + ", not '"
+              + ApiError.clip(reason)
+              + "'");
+    }
+    long bound = through == null || through.isBlank() ? 0 : ApiError.id("through", through);
+    return new Group(
+        running(subscription).deadLetters(), r, blankToNull(errorClass, "errorClass", 255), bound);
   }
 
   // ---- helpers ----

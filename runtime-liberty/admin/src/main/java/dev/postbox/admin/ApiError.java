@@ -12,6 +12,12 @@ public final class ApiError {
 
   private ApiError() {}
 
+  /** The body of every 4xx answer, for the OpenAPI document: {@code {"error": "..."}}. */
+  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+      name = "Error",
+      description = "What was wrong with the request, in words; never a stack trace.")
+  public record Body(String error) {}
+
   public static WebApplicationException badRequest(String message) {
     return status(Response.Status.BAD_REQUEST, message);
   }
@@ -72,7 +78,7 @@ public final class ApiError {
     return out.append("\"}").toString();
   }
 
-  private static String clip(String s) {
+  static String clip(String s) {
     return s == null ? "" : s.length() <= 40 ? s : s.substring(0, 40) + "...";
   }
 }

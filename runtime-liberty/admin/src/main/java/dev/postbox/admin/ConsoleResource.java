@@ -19,6 +19,10 @@ import java.util.Map;
 @AdminOnly
 @Path("/console")
 @ApplicationScoped
+@org.eclipse.microprofile.openapi.annotations.tags.Tag(name = "operator")
+@org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement(
+    name = AdminResource.SECURITY,
+    scopes = AdminResource.ROLE)
 public class ConsoleResource {
 
   private static final Map<String, String> FILES =

@@ -150,6 +150,39 @@ class ConsoleBrowserIT {
     wait.until(b -> b.findElement(By.id("outbox-bulk-message")).getText().contains("ISO-8601"));
   }
 
+  @Test
+  void theConsoleGroupsDeadLettersByFailureAndDiscardsAGroupAfterAsking() {
+    Envelope unheard = DirectPublish.unheardOf("console-group-" + System.nanoTime());
+    DirectPublish.publish(unheard);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                api.get(
+                        "/admin/dead-letters?subscription=orders%2Fpayments&limit=500",
+                        "admin:admin")
+                    .body()
+                    .contains(unheard.id()));
+
+    browser.get(PaymentsApi.defaultUrl() + "/console/index.html");
+    WebDriverWait wait = new WebDriverWait(browser, Duration.ofSeconds(20));
+    By group = By.cssSelector("#dead-letter-groups tr[data-reason='UNKNOWN_TYPE']");
+    WebElement row = wait.until(b -> b.findElement(group));
+    assertThat(row.getText()).contains("orders/payments").contains("no handler for type");
+    row.findElement(By.cssSelector("button.group-discard")).click();
+    org.openqa.selenium.Alert ask =
+        wait.until(org.openqa.selenium.support.ui.ExpectedConditions.alertIsPresent());
+    assertThat(ask.getText()).contains("Discard").contains("UNKNOWN_TYPE");
+    ask.accept();
+    wait.until(
+        b -> b.findElement(By.id("dead-letter-group-message")).getText().startsWith("Discarded"));
+    await().atMost(Duration.ofSeconds(10)).until(() -> browser.findElements(group).isEmpty());
+    assertThat(
+            api.get("/admin/dead-letters?subscription=orders%2Fpayments&limit=500", "admin:admin")
+                .body())
+        .doesNotContain(unheard.id());
+  }
+
   /** A field summed over the subscriptions /admin/inbox lists. */
   private long inboxSum(String field) {
     java.util.regex.Matcher m =

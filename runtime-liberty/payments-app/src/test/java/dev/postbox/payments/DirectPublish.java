@@ -54,6 +54,44 @@ final class DirectPublish {
     }
   }
 
+  /** Publishes events to the orders destination as they are, past the app. */
+  static void publish(Envelope... events) {
+    try (Broker broker =
+        Brokers.open(
+            "artemis",
+            Map.of(
+                "url",
+                System.getProperty("payments.artemis.url"),
+                "user",
+                System.getProperty("payments.artemis.user"),
+                "password",
+                System.getProperty("payments.artemis.password"),
+                "duplicate.detection",
+                "false"))) {
+      broker.publisher().publishAll("orders", List.of(events));
+    }
+  }
+
+  /** An OrderCaptured event whose payload the payments handler cannot decode (MALFORMED). */
+  static Envelope undecodableOrder(String orderId) {
+    return Envelope.builder()
+        .source("urn:postbox:payments-it")
+        .type("OrderCaptured")
+        .key(orderId)
+        .payload("{\"orderId\":\"" + orderId + "\",\"amountCents\":\"lots\"}")
+        .build();
+  }
+
+  /** An event of a type no handler of orders/payments takes (UNKNOWN_TYPE). */
+  static Envelope unheardOf(String key) {
+    return Envelope.builder()
+        .source("urn:postbox:payments-it")
+        .type("OrderUnheardOf")
+        .key(key)
+        .payload("{}")
+        .build();
+  }
+
   /** The open CONFLICT dead letter of an event, as listed by the admin API, or null. */
   static String conflictLetterFor(PaymentsApi api, String eventId) {
     String letters = api.get("/admin/dead-letters?limit=500", "admin:admin").body();

@@ -1,6 +1,7 @@
 package dev.postbox.payments.admin;
 
 import dev.postbox.admin.AdminOnly;
+import dev.postbox.admin.AdminResource;
 import dev.postbox.admin.ApiError;
 import dev.postbox.payments.orders.OrderCaptured;
 import dev.postbox.payments.orders.OrderRequest;
@@ -30,6 +31,10 @@ import java.util.concurrent.ThreadLocalRandom;
 @Path("/admin/load")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
+@org.eclipse.microprofile.openapi.annotations.tags.Tag(name = "operator")
+@org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement(
+    name = AdminResource.SECURITY,
+    scopes = AdminResource.ROLE)
 public class LoadResource {
 
   @Inject Orders orders;

@@ -17,6 +17,9 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
 
 /**
  * {@code GET /ledger}: charges against orders, where a lost or doubled event would show; {@code GET
@@ -25,6 +28,14 @@ import javax.sql.DataSource;
 @Path("/")
 @RequestScoped
 @Produces(MediaType.APPLICATION_JSON)
+@org.eclipse.microprofile.openapi.annotations.tags.Tag(name = "ledger")
+@APIResponse(
+    responseCode = "400",
+    description = "A bad page size; the message names it.",
+    content =
+        @Content(
+            mediaType = MediaType.APPLICATION_JSON,
+            schema = @Schema(implementation = ApiError.Body.class)))
 public class LedgerResource {
 
   /** Totals. {@code doubleCharged} counts orders with more than one charge: it must stay 0. */
@@ -47,6 +58,13 @@ public class LedgerResource {
 
   @GET
   @Path("/ledger")
+  @APIResponse(
+      responseCode = "200",
+      description = "Totals of orders, charges and notifications.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema = @Schema(implementation = Ledger.class)))
   public Ledger ledger() throws SQLException {
     long[] o = orders.totals();
     try (Connection c = dataSource.getConnection()) {
@@ -67,6 +85,16 @@ public class LedgerResource {
 
   @GET
   @Path("/notifications")
+  @APIResponse(
+      responseCode = "200",
+      description = "The latest notifications, newest first.",
+      content =
+          @Content(
+              mediaType = MediaType.APPLICATION_JSON,
+              schema =
+                  @Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
+                      implementation = Notification.class)))
   public List<Notification> notifications(@QueryParam("limit") Integer limit) throws SQLException {
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =

@@ -37,4 +37,27 @@ public interface DeadLetterOperations {
 
   /** Replays every open letter, or only those of one event type (null for all). */
   ReplayResult replayAll(String type);
+
+  /** The open letters grouped by reason and error class, the largest group first. */
+  List<DeadLetterGroup> openGroups();
+
+  /**
+   * Replays the open letters of one group, oldest first, each as {@link #replay(long)} does.
+   * Letters that hold no whole event, CONFLICT letters and letters that need {@code force} are not
+   * replayed (counted as failed, or left out when they hold no event); one whose handler fails
+   * again stays open and is counted; the others go on.
+   *
+   * @param errorClass the group's error class, null for the group without one
+   * @param throughId only letters up to this id (the group's {@link DeadLetterGroup#lastId()} as
+   *     the operator saw it), or 0 for all
+   */
+  ReplayResult replayGroup(DeadLetterReason reason, String errorClass, long throughId);
+
+  /**
+   * Discards the open letters of one group in one statement.
+   *
+   * @return how many were discarded
+   * @see #replayGroup(DeadLetterReason, String, long)
+   */
+  int discardGroup(DeadLetterReason reason, String errorClass, long throughId);
 }

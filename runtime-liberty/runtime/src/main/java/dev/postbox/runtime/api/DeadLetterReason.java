@@ -13,5 +13,10 @@ public enum DeadLetterReason {
   /** The payload is over the subscription's size limit. */
   OVERSIZED,
   /** An event id seen before arrived with a different payload; it was not processed again. */
-  CONFLICT
+  CONFLICT,
+  /**
+   * Sequenced subscriptions: the event's key had an open dead letter, so the event was parked
+   * behind it, not handled. It is replayed in order once the letters before it are settled.
+   */
+  PARKED
 }

@@ -37,7 +37,8 @@ public final class Migrations {
           "V5__idempotency.sql",
           "V6__binary_ids.sql",
           "V7__outbox_redrives.sql",
-          "V8__outbox_partial_indexes.sql");
+          "V8__outbox_partial_indexes.sql",
+          "V9__dead_letter_error_class.sql");
 
   /**
    * The opt-in conversion to date-partitioned retention ({@code postbox.date-partitions=true}),

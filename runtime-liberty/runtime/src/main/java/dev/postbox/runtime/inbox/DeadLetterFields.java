@@ -154,6 +154,22 @@ record DeadLetterFields(
     return new Cut().text(s, max, false);
   }
 
+  private static final java.util.regex.Pattern ERROR_CLASS =
+      java.util.regex.Pattern.compile("^([A-Za-z_$][A-Za-z0-9_$.]*): ");
+
+  /**
+   * The Java class name an error starts with ({@code class: message}, as {@link Failures#describe}
+   * writes it), or null. The migration that added the column (V9) derives it from stored errors
+   * with the same pattern.
+   */
+  static String errorClass(String error) {
+    if (error == null) {
+      return null;
+    }
+    java.util.regex.Matcher m = ERROR_CLASS.matcher(error);
+    return m.lookingAt() && m.group(1).length() <= 255 ? m.group(1) : null;
+  }
+
   static String sha256(byte[] bytes) {
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));

@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
@@ -11,9 +12,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** The operator's view of one subscription's dead letters: list, inspect, replay, discard. */
 final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations {
+
+  private static final System.Logger LOG = System.getLogger(DeadLetters.class.getName());
 
   private static final int PAGE = 100;
 
@@ -23,6 +27,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
   private final InboxHandler handler;
   private final Clock clock;
   private final Duration dedupWindow;
+  private final boolean sequenced;
 
   /** Letters of a subscription whose inbox rows are never purged (no dedup window to respect). */
   public DeadLetters(
@@ -42,6 +47,23 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
       InboxHandler handler,
       Clock clock,
       Duration dedupWindow) {
+    this(tx, dialect, subscription, handler, clock, dedupWindow, false);
+  }
+
+  /**
+   * @param sequenced the subscription parks a key's later events behind its open letters ({@link
+   *     InboxSettings#withSequenced}): a letter is replayed only when no earlier letter of its key
+   *     is open, and settling a letter replays the parked letters behind it, in order
+   */
+  public DeadLetters(
+      Transactions tx,
+      Dialect dialect,
+      String subscription,
+      InboxHandler handler,
+      Clock clock,
+      Duration dedupWindow,
+      boolean sequenced) {
+    this.sequenced = sequenced;
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
     this.subscription = subscription;
@@ -89,8 +111,21 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     return replay(id, false);
   }
 
-  /** {@link #replay(long)}, with the operator's decision for the letters that need one. */
+  /**
+   * {@link #replay(long)}, with the operator's decision for the letters that need one. In sequenced
+   * mode, the parked letters behind it are replayed after it, in order.
+   */
   public boolean replay(long id, boolean force) {
+    Replayed r = replayOne(id, force);
+    if (sequenced && r.key() != null) {
+      release(r.key());
+    }
+    return r.ran();
+  }
+
+  private record Replayed(boolean ran, String key) {}
+
+  private Replayed replayOne(long id, boolean force) {
     return tx.inTransaction(
         c -> {
           DeadLetter dl =
@@ -103,6 +138,19 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
           if (!dl.replayable()) {
             throw new NotReplayableException(
                 "dead letter " + id + " (" + dl.reason() + ") holds no whole event to replay");
+          }
+          if (sequenced && dl.key() != null) {
+            Optional<DeadLetter> earlier = repo.firstHolding(c, subscription, dl.key(), id);
+            if (earlier.isPresent()) {
+              throw new NotReplayableException(
+                  "dead letter "
+                      + id
+                      + " waits behind dead letter "
+                      + earlier.get().id()
+                      + " of key '"
+                      + dl.key()
+                      + "' (sequenced subscription): replay or discard that one first");
+            }
           }
           if (!force && dl.reason() == DeadLetterReason.CONFLICT) {
             throw new NotReplayableException(
@@ -139,8 +187,85 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
             }
           }
           repo.settleDeadLetter(c, id, "REPLAYED", clock.instant());
-          return fresh;
+          return new Replayed(fresh, dl.key());
         });
+  }
+
+  /**
+   * Sequenced mode: replays a key's parked letters oldest first while nothing holds them back. One
+   * that fails again becomes a HANDLER_FAILED letter and holds the key, as its first failure would
+   * have.
+   *
+   * @return how many were replayed
+   */
+  private int release(String key) {
+    int n = 0;
+    try {
+      return releaseFrom(key, n);
+    } catch (RuntimeException unavailable) {
+      // The letter before them is settled; the sweep replays them once the database answers.
+      LOG.log(
+          System.Logger.Level.WARNING,
+          "inbox "
+              + subscription
+              + ": the parked letters of key '"
+              + key
+              + "' were not released now; the sweep releases them: "
+              + unavailable);
+      return n;
+    }
+  }
+
+  private int releaseFrom(String key, int replayedSoFar) {
+    int n = replayedSoFar;
+    while (true) {
+      Optional<DeadLetter> first =
+          tx.inTransaction(c -> repo.firstHolding(c, subscription, key, 0));
+      if (first.isEmpty() || first.get().reason() != DeadLetterReason.PARKED) {
+        return n;
+      }
+      long id = first.get().id();
+      try {
+        replayOne(id, false);
+        n++;
+      } catch (NotReplayableException needsOperator) {
+        if (isOpen(id)) {
+          return n; // e.g. older than the dedup window: the operator decides
+        }
+        // settled meanwhile by another replay: go on with the next
+      } catch (RuntimeException failedAgain) {
+        Throwable cause =
+            failedAgain instanceof InboxProcessor.HandlerException h ? h.getCause() : failedAgain;
+        tx.inTransaction(c -> repo.parkedFailed(c, id, Failures.describe(cause), clock.instant()));
+        return n;
+      }
+    }
+  }
+
+  /**
+   * Sequenced mode: releases the keys whose parked letters nothing holds back any more, as after a
+   * crash between a replay and its release, or a park that committed just after a release looked.
+   * Run on a schedule.
+   *
+   * @return how many parked letters were replayed
+   */
+  public int sweepParked() {
+    if (!sequenced) {
+      return 0;
+    }
+    int n = 0;
+    for (String key :
+        new java.util.LinkedHashSet<>(
+            tx.inTransaction(c -> repo.releasableKeys(c, subscription, 100)))) {
+      n += release(key);
+    }
+    return n;
+  }
+
+  private boolean isOpen(long id) {
+    return tx.inTransaction(c -> repo.deadLetter(c, id, false))
+        .map(d -> "OPEN".equals(d.status()))
+        .orElse(false);
   }
 
   /**
@@ -152,25 +277,67 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
    * @param type an event type, or null for all of the subscription's letters
    */
   public ReplayResult replayAll(String type) {
+    return replayEach(
+        after -> tx.inTransaction(c -> repo.openIds(c, subscription, type, null, 0, after, PAGE)));
+  }
+
+  @Override
+  public List<DeadLetterGroup> openGroups() {
+    return tx.inTransaction(c -> repo.openGroups(c, subscription));
+  }
+
+  @Override
+  public ReplayResult replayGroup(DeadLetterReason reason, String errorClass, long throughId) {
+    return replayEach(
+        after ->
+            tx.inTransaction(
+                c ->
+                    repo.openIdsInGroup(
+                        c, subscription, reason, errorClass, throughId, after, PAGE)));
+  }
+
+  @Override
+  public int discardGroup(DeadLetterReason reason, String errorClass, long throughId) {
+    Set<String> keys = new java.util.LinkedHashSet<>();
+    int discarded =
+        tx.inTransaction(
+            c -> {
+              if (sequenced) {
+                keys.addAll(repo.groupKeys(c, subscription, reason, errorClass, throughId));
+              }
+              return repo.discardGroup(
+                  c, subscription, reason, errorClass, throughId, clock.instant());
+            });
+    keys.forEach(this::release);
+    return discarded;
+  }
+
+  /** Replays page after page of ids (each page: the ids after the given one), oldest first. */
+  private ReplayResult replayEach(java.util.function.LongFunction<List<Long>> page) {
     int replayed = 0;
     int duplicates = 0;
     int failed = 0;
     long after = 0;
     while (true) {
-      long from = after;
-      List<Long> ids =
-          tx.inTransaction(c -> repo.openIds(c, subscription, type, null, 0, from, PAGE));
+      List<Long> ids = page.apply(after);
       for (long id : ids) {
+        after = id;
+        if (sequenced && !isOpen(id)) {
+          continue; // replayed meanwhile as a parked letter released by an earlier one
+        }
         try {
-          if (replay(id)) {
+          Replayed r = replayOne(id, false);
+          if (r.ran()) {
             replayed++;
           } else {
             duplicates++;
           }
+          if (sequenced && r.key() != null) {
+            replayed += release(r.key());
+          }
         } catch (RuntimeException again) {
           failed++;
         }
-        after = id;
       }
       if (ids.size() < PAGE) {
         return new ReplayResult(replayed, duplicates, failed);
@@ -209,8 +376,21 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     return replayed;
   }
 
-  /** Gives up on a dead letter; false if it was not open. */
+  /**
+   * Gives up on a dead letter; false if it was not open. In sequenced mode, the parked letters
+   * behind it are replayed after it, in order.
+   */
   public boolean discard(long id) {
-    return tx.inTransaction(c -> repo.settleDeadLetter(c, id, "DISCARDED", clock.instant()));
+    String[] key = new String[1];
+    boolean discarded =
+        tx.inTransaction(
+            c -> {
+              key[0] = repo.deadLetter(c, id, false).map(DeadLetter::key).orElse(null);
+              return repo.settleDeadLetter(c, id, "DISCARDED", clock.instant());
+            });
+    if (discarded && sequenced && key[0] != null) {
+      release(key[0]);
+    }
+    return discarded;
   }
 }

@@ -22,6 +22,8 @@ import java.util.stream.Collectors;
  *     counts as stuck (readiness DOWN); longer than the retries' longest delay
  * @param frontWindow how long the in-memory dedup front keeps each processed id
  * @param frontMaxIds the front's size bound per subscription; 0 turns the front off
+ * @param sequenced groups, or {@code destination/group} subscriptions, in sequenced mode (a key's
+ *     later events parked behind its open dead letter); {@code *} for all. Inline mode only
  */
 public record InboxConfig(
     RetryPolicy retry,
@@ -35,7 +37,8 @@ public record InboxConfig(
     int redriveMaxTimes,
     Duration stuckAfter,
     Duration frontWindow,
-    int frontMaxIds) {
+    int frontMaxIds,
+    Set<String> sequenced) {
 
   public static final List<String> KEYS =
       List.of(
@@ -52,7 +55,8 @@ public record InboxConfig(
           "postbox.inbox.redrive.max-times",
           "postbox.inbox.stuck-after",
           "postbox.inbox.front.window",
-          "postbox.inbox.front.max-ids");
+          "postbox.inbox.front.max-ids",
+          "postbox.inbox.sequenced");
 
   public static InboxConfig parse(BrokerConfig c) {
     RetryPolicy retry =
@@ -69,11 +73,8 @@ public record InboxConfig(
                 Duration.ZERO,
                 Duration.ofDays(1)),
             0.2);
-    Set<String> deferred =
-        Arrays.stream(c.string("postbox.inbox.deferred", "").split(","))
-            .map(String::trim)
-            .filter(s -> !s.isEmpty())
-            .collect(Collectors.toUnmodifiableSet());
+    Set<String> deferred = names(c.string("postbox.inbox.deferred", ""));
+    Set<String> sequenced = names(c.string("postbox.inbox.sequenced", ""));
     Duration redrive =
         c.has("postbox.inbox.redrive.delay")
             ? c.duration(
@@ -106,13 +107,44 @@ public record InboxConfig(
             Duration.ofMinutes(10),
             Duration.ofSeconds(1),
             Duration.ofDays(30)),
-        c.integer("postbox.inbox.front.max-ids", 100_000, 0, 100_000_000));
+        c.integer("postbox.inbox.front.max-ids", 100_000, 0, 100_000_000),
+        sequenced);
+  }
+
+  private static Set<String> names(String list) {
+    return Arrays.stream(list.split(","))
+        .map(String::trim)
+        .filter(s -> !s.isEmpty())
+        .collect(Collectors.toUnmodifiableSet());
+  }
+
+  private static boolean names(Set<String> names, String destination, String group) {
+    return names.contains("*")
+        || names.contains(group)
+        || names.contains(destination + "/" + group);
   }
 
   boolean isDeferred(String destination, String group) {
-    return deferred.contains("*")
-        || deferred.contains(group)
-        || deferred.contains(destination + "/" + group);
+    return names(deferred, destination, group);
+  }
+
+  /**
+   * Whether a subscription runs in sequenced mode; a subscription named by both {@code
+   * postbox.inbox.sequenced} and {@code postbox.inbox.deferred} is refused with the reason.
+   */
+  boolean isSequenced(String destination, String group) {
+    boolean s = names(sequenced, destination, group);
+    if (s && isDeferred(destination, group)) {
+      throw new dev.postbox.spi.ConfigException(
+          "postbox.inbox.sequenced",
+          "subscription "
+              + destination
+              + "/"
+              + group
+              + " is named by both postbox.inbox.sequenced and postbox.inbox.deferred:"
+              + " sequenced mode runs inline only");
+    }
+    return s;
   }
 
   InboxSettings settingsFor(String destination, String group, Set<String> types) {
@@ -123,7 +155,8 @@ public record InboxConfig(
             .withMaxPayloadBytes(maxPayloadBytes)
             .withBatch(batch)
             .withWorkers(workers)
-            .withDeferred(isDeferred(destination, group));
+            .withDeferred(isDeferred(destination, group))
+            .withSequenced(isSequenced(destination, group));
     // Never longer than the database keeps ids: past that, the database no longer knows an id,
     // and a copy with another payload must be processed as new, not acked by the front.
     Duration window = frontWindow.compareTo(dedupWindow) < 0 ? frontWindow : dedupWindow;

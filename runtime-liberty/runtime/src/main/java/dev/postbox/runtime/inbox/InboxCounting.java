@@ -58,6 +58,11 @@ final class InboxCounting implements InboxListener {
       public void deadLettered(String subscription, DeadLetterReason reason) {
         counts.deadLettered(subscription, reason);
       }
+
+      @Override
+      public void parked(String subscription, Envelope event) {
+        counts.parked(subscription, event);
+      }
     };
   }
 
@@ -92,5 +97,10 @@ final class InboxCounting implements InboxListener {
       conflicts.incrementAndGet();
     }
     also.deadLettered(subscription, reason);
+  }
+
+  @Override
+  public void parked(String subscription, Envelope event) {
+    also.parked(subscription, event);
   }
 }

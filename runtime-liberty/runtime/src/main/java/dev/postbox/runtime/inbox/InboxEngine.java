@@ -119,6 +119,10 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
         scheduled.add(
             scheduler.scheduleWithFixedDelay(this::redrive, every, every, TimeUnit.SECONDS));
       }
+      if (running.values().stream().anyMatch(r -> r.settings().sequenced())) {
+        scheduled.add(
+            scheduler.scheduleWithFixedDelay(this::sweepParked, 10, 10, TimeUnit.SECONDS));
+      }
       scheduled.add(scheduler.scheduleWithFixedDelay(this::refreshHealth, 0, 5, TimeUnit.SECONDS));
     } catch (RuntimeException | Error e) {
       close(); // the loops that did start stop again
@@ -191,7 +195,8 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     }
     Stalls watch = new Stalls(active, System::nanoTime);
     loop.watchedBy(watch);
-    DeadLetters letters = new DeadLetters(tx, dialect, name, handler, clock, cfg.dedupWindow());
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, name, handler, clock, cfg.dedupWindow(), settings.sequenced());
     running.put(
         name,
         new RunningSubscription(
@@ -279,6 +284,20 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
       }
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "inbox retention failed; next run retries: " + e);
+    }
+  }
+
+  /** Sequenced subscriptions: parked letters that nothing holds back any more are replayed. */
+  private void sweepParked() {
+    for (RunningSubscription r : running.values()) {
+      try {
+        int replayed = r.deadLetters.sweepParked();
+        if (replayed > 0) {
+          LOG.log(Level.INFO, "replayed " + replayed + " parked letters of " + r.name());
+        }
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "the parked letters of " + r.name() + " could not be swept: " + e);
+      }
     }
   }
 

@@ -17,6 +17,9 @@ public interface InboxListener {
 
   default void deadLettered(String subscription, DeadLetterReason reason) {}
 
+  /** Sequenced mode: an event was parked behind an open dead letter of its key. */
+  default void parked(String subscription, Envelope event) {}
+
   /** The handler ran for {@code took}, whether it succeeded or not. */
   default void handled(String subscription, java.time.Duration took) {}
 

@@ -329,7 +329,9 @@ final class InboxProcessor {
 
   /** Commit came first; now the ack. */
   private void settled(Item item, Recording.Outcome outcome) {
-    if (front != null && outcome != Recording.Outcome.CONFLICT) {
+    if (front != null
+        && outcome != Recording.Outcome.CONFLICT
+        && outcome != Recording.Outcome.PARKED) {
       // committed: processed now, or found processed before
       front.record(item.frontHigh, item.frontLow);
     }
@@ -340,6 +342,7 @@ final class InboxProcessor {
       case RECEIVED -> listener.received(settings.subscription(), item.envelope);
       case DUPLICATE -> listener.duplicate(settings.subscription(), item.envelope);
       case CONFLICT -> listener.deadLettered(settings.subscription(), DeadLetterReason.CONFLICT);
+      case PARKED -> listener.parked(settings.subscription(), item.envelope);
     }
   }
 

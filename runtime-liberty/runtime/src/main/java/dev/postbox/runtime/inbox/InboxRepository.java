@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
@@ -12,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -293,8 +295,8 @@ final class InboxRepository {
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO postbox_dead_letter (subscription, event_id, event_key, event_type, source, subject,"
-                + " content_type, event_time, reason, error, attempts, headers, payload, metadata, status, created_at)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', ?)",
+                + " content_type, event_time, reason, error, attempts, headers, payload, metadata, status, created_at,"
+                + " error_class) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'OPEN', ?, ?)",
             new String[] {"id"})) {
       ps.setString(1, subscription);
       ps.setString(2, f.eventId());
@@ -311,6 +313,7 @@ final class InboxRepository {
       ps.setBytes(13, f.payload());
       ps.setString(14, StringMapJson.write(f.metadata()));
       dialect.bind(ps, 15, now);
+      ps.setString(16, DeadLetterFields.errorClass(f.error()));
       ps.executeUpdate();
       try (ResultSet keys = ps.getGeneratedKeys()) {
         return keys.next() ? keys.getLong(1) : -1;
@@ -419,6 +422,278 @@ final class InboxRepository {
         }
       }
       return ids;
+    }
+  }
+
+  /** A subscription's open letters grouped by reason and error class, the largest group first. */
+  List<DeadLetterGroup> openGroups(Connection c, String subscription) throws SQLException {
+    List<DeadLetterGroup> groups = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT reason, error_class, COUNT(*), MIN(id), MAX(id), MIN(created_at) AS oldest,"
+                + " MAX(created_at) AS newest FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?"
+                + " GROUP BY reason, error_class ORDER BY COUNT(*) DESC, MIN(id)")) {
+      ps.setString(1, subscription);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          groups.add(
+              new DeadLetterGroup(
+                  subscription,
+                  DeadLetterReason.valueOf(rs.getString(1)),
+                  rs.getString(2),
+                  rs.getLong(3),
+                  rs.getLong(4),
+                  rs.getLong(5),
+                  dialect.read(rs, "oldest"),
+                  dialect.read(rs, "newest"),
+                  null));
+        }
+      }
+    }
+    List<DeadLetterGroup> out = new ArrayList<>();
+    for (DeadLetterGroup g : groups) {
+      out.add(
+          new DeadLetterGroup(
+              g.subscription(),
+              g.reason(),
+              g.errorClass(),
+              g.count(),
+              g.firstId(),
+              g.lastId(),
+              g.oldest(),
+              g.newest(),
+              errorOf(c, g.lastId())));
+    }
+    return out;
+  }
+
+  private String errorOf(Connection c, long id) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT error FROM postbox_dead_letter WHERE id = ?")) {
+      ps.setLong(1, id);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+
+  /**
+   * Ids of a group's open letters that hold an event, after {@code afterId} and up to {@code
+   * throughId} (0: no bound), oldest first.
+   */
+  List<Long> openIdsInGroup(
+      Connection c,
+      String subscription,
+      DeadLetterReason reason,
+      String errorClass,
+      long throughId,
+      long afterId,
+      int limit)
+      throws SQLException {
+    List<Object> args = new ArrayList<>();
+    String where = groupWhere(subscription, reason, errorClass, throughId, args);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id FROM postbox_dead_letter WHERE "
+                + where
+                + " AND event_id IS NOT NULL AND id > ? ORDER BY id "
+                + dialect.limit())) {
+      int i = bind(ps, args);
+      ps.setLong(i++, afterId);
+      ps.setInt(i, limit);
+      List<Long> ids = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+      return ids;
+    }
+  }
+
+  /** OPEN → DISCARDED for a group's letters up to {@code throughId} (0: no bound). */
+  int discardGroup(
+      Connection c,
+      String subscription,
+      DeadLetterReason reason,
+      String errorClass,
+      long throughId,
+      Instant now)
+      throws SQLException {
+    List<Object> args = new ArrayList<>();
+    String where = groupWhere(subscription, reason, errorClass, throughId, args);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_dead_letter SET status = 'DISCARDED', settled_at = ? WHERE " + where)) {
+      dialect.bind(ps, 1, now);
+      bind(ps, args, 2);
+      return ps.executeUpdate();
+    }
+  }
+
+  private static String groupWhere(
+      String subscription,
+      DeadLetterReason reason,
+      String errorClass,
+      long throughId,
+      List<Object> args) {
+    StringBuilder where =
+        new StringBuilder("status = 'OPEN' AND subscription = ? AND reason = ? AND ");
+    args.add(subscription);
+    args.add(reason.name());
+    if (errorClass == null) {
+      where.append("error_class IS NULL");
+    } else {
+      where.append("error_class = ?");
+      args.add(errorClass);
+    }
+    if (throughId > 0) {
+      where.append(" AND id <= ?");
+      args.add(throughId);
+    }
+    return where.toString();
+  }
+
+  private static int bind(PreparedStatement ps, List<Object> args) throws SQLException {
+    return bind(ps, args, 1);
+  }
+
+  /** Binds strings and longs from {@code first} on; returns the next index. */
+  private static int bind(PreparedStatement ps, List<Object> args, int first) throws SQLException {
+    int i = first;
+    for (Object a : args) {
+      if (a instanceof Long l) {
+        ps.setLong(i++, l);
+      } else {
+        ps.setString(i++, (String) a);
+      }
+    }
+    return i;
+  }
+
+  // ---- sequenced mode: a key's open letters hold its later events back ----
+
+  /** The letters that hold a key back: open, of the key, any reason but CONFLICT. */
+  private static final String HOLDING =
+      "status = 'OPEN' AND subscription = ? AND event_key = ? AND reason <> 'CONFLICT'";
+
+  /**
+   * Of these keys, those with an open letter that holds them back, each with its oldest such
+   * letter's id.
+   */
+  Map<String, Long> openLetterKeys(Connection c, String subscription, Set<String> keys)
+      throws SQLException {
+    Map<String, Long> out = new HashMap<>();
+    if (keys.isEmpty()) {
+      return out;
+    }
+    List<String> all = new ArrayList<>(keys);
+    for (int from = 0; from < all.size(); from += 500) {
+      List<String> chunk = all.subList(from, Math.min(all.size(), from + 500));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "SELECT event_key, MIN(id) FROM postbox_dead_letter WHERE status = 'OPEN'"
+                  + " AND subscription = ? AND reason <> 'CONFLICT' AND event_key IN ("
+                  + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"))
+                  + ") GROUP BY event_key")) {
+        int i = 1;
+        ps.setString(i++, subscription);
+        for (String k : chunk) {
+          ps.setString(i++, k);
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.put(rs.getString(1), rs.getLong(2));
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The oldest letter that holds a key back, if any, before {@code beforeId} (0: any). */
+  Optional<DeadLetter> firstHolding(Connection c, String subscription, String key, long beforeId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id, subscription, event_id, event_key, event_type, source, subject,"
+                + " content_type, event_time, reason, error, attempts, headers, NULL AS payload,"
+                + " metadata, status, created_at, redrives FROM postbox_dead_letter WHERE "
+                + HOLDING
+                + (beforeId > 0 ? " AND id < ?" : "")
+                + " ORDER BY id "
+                + dialect.limit())) {
+      int i = 1;
+      ps.setString(i++, subscription);
+      ps.setString(i++, key);
+      if (beforeId > 0) {
+        ps.setLong(i++, beforeId);
+      }
+      ps.setInt(i, 1);
+      return read(ps).stream().findFirst();
+    }
+  }
+
+  /** Keys whose oldest holding letter is PARKED: nothing holds them back any more. */
+  List<String> releasableKeys(Connection c, String subscription, int limit) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT p.event_key FROM postbox_dead_letter p WHERE p.status = 'OPEN'"
+                + " AND p.subscription = ? AND p.reason = 'PARKED' AND NOT EXISTS (SELECT 1 FROM"
+                + " postbox_dead_letter b WHERE b.status = 'OPEN' AND b.subscription ="
+                + " p.subscription AND b.event_key = p.event_key AND b.reason <> 'CONFLICT'"
+                + " AND b.id < p.id) ORDER BY p.id "
+                + dialect.limit())) {
+      ps.setString(1, subscription);
+      ps.setInt(2, limit);
+      List<String> keys = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+      return keys;
+    }
+  }
+
+  /**
+   * A parked letter's replay failed: it becomes a HANDLER_FAILED letter with that error, which
+   * holds its key until an operator settles it (the sweep no longer picks it up).
+   */
+  int parkedFailed(Connection c, long id, String error, Instant now) throws SQLException {
+    String stored = DeadLetterFields.storable(error, 4000);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_dead_letter SET reason = 'HANDLER_FAILED', error = ?, error_class = ?,"
+                + " attempts = attempts + 1, last_redrive_at = ? WHERE id = ? AND status = 'OPEN'"
+                + " AND reason = 'PARKED'")) {
+      ps.setString(1, stored);
+      ps.setString(2, DeadLetterFields.errorClass(stored));
+      dialect.bind(ps, 3, now);
+      ps.setLong(4, id);
+      return ps.executeUpdate();
+    }
+  }
+
+  /** The keys of a group's open letters (up to {@code throughId}; 0: all). */
+  Set<String> groupKeys(
+      Connection c, String subscription, DeadLetterReason reason, String errorClass, long throughId)
+      throws SQLException {
+    List<Object> args = new ArrayList<>();
+    String where = groupWhere(subscription, reason, errorClass, throughId, args);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT event_key FROM postbox_dead_letter WHERE "
+                + where
+                + " AND event_key IS NOT NULL")) {
+      bind(ps, args);
+      Set<String> keys = new java.util.LinkedHashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          keys.add(rs.getString(1));
+        }
+      }
+      return keys;
     }
   }
 

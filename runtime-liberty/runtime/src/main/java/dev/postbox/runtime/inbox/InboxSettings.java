@@ -24,6 +24,8 @@ import java.util.Set;
  * @param front the in-memory dedup front ({@link dev.postbox.runtime.dedup.DedupFront}) that
  *     acknowledges copies of recently processed events without a database round trip; null for
  *     none. Inline mode only: in deferred mode it is ignored
+ * @param sequenced park a key's later events behind its open dead letter ({@link #withSequenced});
+ *     inline mode only
  */
 record InboxSettings(
     String subscription,
@@ -33,7 +35,8 @@ record InboxSettings(
     boolean batch,
     int workers,
     boolean deferred,
-    Front front) {
+    Front front,
+    boolean sequenced) {
 
   /**
    * The dedup front's size: every id processed within {@code window} is kept, up to about {@code
@@ -68,35 +71,55 @@ record InboxSettings(
   /** Every type, default retries, 1 MiB payloads, batched transactions. */
   public static InboxSettings of(String subscription) {
     return new InboxSettings(
-        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false, null);
+        subscription, Set.of(), RetryPolicy.defaults(), 1024 * 1024, true, 1, false, null, false);
   }
 
   public InboxSettings withTypes(Set<String> t) {
     return new InboxSettings(
-        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, front);
+        subscription, t, retry, maxPayloadBytes, batch, workers, deferred, front, sequenced);
   }
 
   public InboxSettings withRetry(RetryPolicy r) {
     return new InboxSettings(
-        subscription, types, r, maxPayloadBytes, batch, workers, deferred, front);
+        subscription, types, r, maxPayloadBytes, batch, workers, deferred, front, sequenced);
   }
 
   public InboxSettings withMaxPayloadBytes(int n) {
-    return new InboxSettings(subscription, types, retry, n, batch, workers, deferred, front);
+    return new InboxSettings(
+        subscription, types, retry, n, batch, workers, deferred, front, sequenced);
   }
 
   public InboxSettings withBatch(boolean b) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, b, workers, deferred, front);
+        subscription, types, retry, maxPayloadBytes, b, workers, deferred, front, sequenced);
   }
 
   public InboxSettings withWorkers(int n) {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, n, deferred, front);
+        subscription, types, retry, maxPayloadBytes, batch, n, deferred, front, sequenced);
   }
 
   public InboxSettings withDeferred(boolean d) {
-    return new InboxSettings(subscription, types, retry, maxPayloadBytes, batch, workers, d, front);
+    if (d && sequenced) {
+      throw new IllegalArgumentException(
+          "subscription " + subscription + ": sequenced mode runs inline only, not deferred");
+    }
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, workers, d, front, sequenced);
+  }
+
+  /**
+   * Sequenced (inline mode only): an event whose key has an open dead letter is parked behind it (a
+   * {@link dev.postbox.runtime.api.DeadLetterReason#PARKED} letter) instead of being handled, and
+   * the key's parked events are replayed in order once the letters before them are settled.
+   */
+  public InboxSettings withSequenced(boolean s) {
+    if (s && deferred) {
+      throw new IllegalArgumentException(
+          "subscription " + subscription + ": sequenced mode runs inline only, not deferred");
+    }
+    return new InboxSettings(
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, front, s);
   }
 
   /** With a dedup front of this size; see {@link Front}. */
@@ -109,13 +132,14 @@ record InboxSettings(
         batch,
         workers,
         deferred,
-        new Front(window, maxIds));
+        new Front(window, maxIds),
+        sequenced);
   }
 
   /** Without a dedup front: every delivery asks the database. */
   public InboxSettings withoutFront() {
     return new InboxSettings(
-        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, null);
+        subscription, types, retry, maxPayloadBytes, batch, workers, deferred, null, sequenced);
   }
 
   /**
@@ -133,6 +157,6 @@ record InboxSettings(
             max,
             retry.jitter());
     return new InboxSettings(
-        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, front);
+        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, front, sequenced);
   }
 }

@@ -25,7 +25,9 @@ final class Recording {
     PROCESSED,
     RECEIVED,
     DUPLICATE,
-    CONFLICT
+    CONFLICT,
+    /** Sequenced mode: its key had an open dead letter; stored as a PARKED letter behind it. */
+    PARKED
   }
 
   private final InboxRepository repo;
@@ -47,8 +49,72 @@ final class Recording {
     this.clock = clock;
   }
 
-  /** The batch path: one round trip records every event, then the handlers run for the new ones. */
+  /**
+   * The batch path: one round trip records every event, then the handlers run for the new ones. In
+   * sequenced mode the events whose key has an open dead letter are parked first, in one query for
+   * the batch's keys.
+   */
   List<Outcome> handleAll(Connection c, List<Item> items, Set<String> recheck) throws SQLException {
+    if (!settings.sequenced()) {
+      return recordAndHandle(c, items, recheck);
+    }
+    Set<String> keys = new java.util.HashSet<>();
+    for (Item item : items) {
+      if (item.envelope.key() != null) {
+        keys.add(item.envelope.key());
+      }
+    }
+    Map<String, Long> blocked = repo.openLetterKeys(c, settings.subscription(), keys);
+    if (blocked.isEmpty()) {
+      return recordAndHandle(c, items, recheck);
+    }
+    Outcome[] out = new Outcome[items.size()];
+    List<Item> rest = new ArrayList<>();
+    List<Integer> restAt = new ArrayList<>();
+    for (int i = 0; i < items.size(); i++) {
+      Item item = items.get(i);
+      Long blocker = item.envelope.key() == null ? null : blocked.get(item.envelope.key());
+      if (blocker != null) {
+        park(c, item, blocker);
+        out[i] = Outcome.PARKED;
+      } else {
+        rest.add(item);
+        restAt.add(i);
+      }
+    }
+    if (!rest.isEmpty()) {
+      List<Outcome> handled = recordAndHandle(c, rest, recheck);
+      for (int j = 0; j < rest.size(); j++) {
+        out[restAt.get(j)] = handled.get(j);
+      }
+    }
+    return List.of(out);
+  }
+
+  /**
+   * Stores the event as a PARKED letter behind its key's open letter, without recording it in the
+   * inbox: its replay records and handles it, in its turn.
+   */
+  private void park(Connection c, Item item, long blocker) throws SQLException {
+    repo.deadLetter(
+        c,
+        settings.subscription(),
+        item.envelope,
+        DeadLetterReason.PARKED,
+        "parked behind dead letter "
+            + blocker
+            + " of key '"
+            + item.envelope.key()
+            + "' (sequenced subscription): replayed once the letters before it are settled",
+        item.delivery.attempt(),
+        Map.of(),
+        null,
+        item.delivery.metadata(),
+        clock.instant());
+  }
+
+  private List<Outcome> recordAndHandle(Connection c, List<Item> items, Set<String> recheck)
+      throws SQLException {
     List<Envelope> events = new ArrayList<>(items.size());
     List<String> fingerprints = new ArrayList<>(items.size());
     for (Item item : items) {
@@ -83,7 +149,7 @@ final class Recording {
 
   /** One event: the path of a transaction of its own. */
   Outcome handleOne(Connection c, Item item, Set<String> recheck) throws SQLException {
-    if (settings.deferred()) {
+    if (settings.deferred() || settings.sequenced()) {
       return handleAll(c, List.of(item), recheck).get(0);
     }
     String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());

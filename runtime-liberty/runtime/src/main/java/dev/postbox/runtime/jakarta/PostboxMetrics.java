@@ -68,6 +68,7 @@ class PostboxMetrics {
     Counter conflicts = metrics.counter("postbox.inbox.conflicts", tag);
     Counter retries = metrics.counter("postbox.inbox.retries", tag);
     Counter deadLetters = metrics.counter("postbox.inbox.dead.letters", tag);
+    Counter parked = metrics.counter("postbox.inbox.parked", tag);
     Timer handler = metrics.timer("postbox.inbox.handler", tag);
     return new InboxListener() {
       @Override
@@ -96,6 +97,11 @@ class PostboxMetrics {
         if (reason == DeadLetterReason.CONFLICT) {
           conflicts.inc();
         }
+      }
+
+      @Override
+      public void parked(String subscription, Envelope event) {
+        parked.inc();
       }
 
       @Override

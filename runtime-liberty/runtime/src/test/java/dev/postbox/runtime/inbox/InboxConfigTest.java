@@ -64,6 +64,23 @@ class InboxConfigTest {
   }
 
   @Test
+  void sequencedModeIsSwitchedOnLikeDeferredModeAndNeverWithIt() {
+    InboxConfig c = parse("postbox.inbox.sequenced", "payments, ledger/audit");
+    assertThat(c.settingsFor("orders", "payments", Set.of()).sequenced()).isTrue();
+    assertThat(c.settingsFor("ledger", "audit", Set.of()).sequenced()).isTrue();
+    assertThat(c.settingsFor("orders", "audit", Set.of()).sequenced()).isFalse();
+    assertThat(parse().settingsFor("orders", "payments", Set.of()).sequenced()).isFalse();
+    InboxConfig both =
+        parse("postbox.inbox.sequenced", "*", "postbox.inbox.deferred", "orders/notifications");
+    assertThat(both.settingsFor("orders", "payments", Set.of()).sequenced()).isTrue();
+    assertThatThrownBy(() -> both.settingsFor("orders", "notifications", Set.of()))
+        .isInstanceOfSatisfying(
+            ConfigException.class, e -> assertThat(e.key()).isEqualTo("postbox.inbox.sequenced"))
+        .hasMessageContaining("orders/notifications")
+        .hasMessageContaining("inline only");
+  }
+
+  @Test
   void badValuesAreNamed() {
     assertThatThrownBy(() -> parse("postbox.inbox.workers", "0"))
         .isInstanceOfSatisfying(

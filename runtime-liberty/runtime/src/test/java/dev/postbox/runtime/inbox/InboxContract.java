@@ -2,10 +2,12 @@ package dev.postbox.runtime.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
@@ -292,6 +294,212 @@ abstract class InboxContract {
     assertThat(letters.open(10)).isEmpty();
     assertThat(effects(null)).isEqualTo(3);
     assertThat(letters.replayAll(null).replayed()).isZero();
+  }
+
+  @Test
+  void deadLettersAreGroupedByReasonAndErrorClassAndAGroupIsReplayedOrDiscardedAsSeen() {
+    String topic = topic(1);
+    String subscription = "groups-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    // Refunds fail one way, orders another; an unprocessable event is refused by the handler.
+    InboxHandler handler =
+        (c, ev) -> {
+          if (ev.type().equals("Poison")) {
+            throw new UnprocessableEventException(DeadLetterReason.MALFORMED, "no amount", null);
+          }
+          if (!fixed.get()) {
+            throw ev.type().equals("RefundIssued")
+                ? new IllegalStateException("ledger down")
+                : new IllegalArgumentException("no such account");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 1));
+    Envelope refund1 = event("r1", "g-refund-1").toBuilder().type("RefundIssued").build();
+    Envelope refund2 = event("r2", "g-refund-2").toBuilder().type("RefundIssued").build();
+    Envelope order = event("o1", "g-order-1");
+    Envelope poison = event("p1", "g-poison-1").toBuilder().type("Poison").build();
+    broker.publisher().publishAll(topic, List.of(refund1, refund2, order, poison));
+    DeadLetters letters = new DeadLetters(tx, dialect, subscription, handler, Clock.systemUTC());
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 4);
+
+    List<DeadLetterGroup> groups = letters.openGroups();
+    assertThat(groups)
+        .extracting(DeadLetterGroup::reason, DeadLetterGroup::errorClass, DeadLetterGroup::count)
+        .containsExactlyInAnyOrder(
+            tuple(DeadLetterReason.HANDLER_FAILED, "java.lang.IllegalStateException", 2L),
+            tuple(DeadLetterReason.HANDLER_FAILED, "java.lang.IllegalArgumentException", 1L),
+            tuple(
+                DeadLetterReason.MALFORMED,
+                "dev.postbox.runtime.api.UnprocessableEventException",
+                1L));
+    DeadLetterGroup refunds = groups.get(0); // the largest first
+    assertThat(refunds.subscription()).isEqualTo(subscription);
+    assertThat(refunds.sampleError()).contains("ledger down");
+    assertThat(refunds.firstId()).isLessThan(refunds.lastId());
+    assertThat(refunds.oldest()).isNotNull().isBeforeOrEqualTo(refunds.newest());
+
+    // A third refund fails after the operator looked: acting "as seen" leaves it alone.
+    Envelope refund3 = event("r3", "g-refund-3").toBuilder().type("RefundIssued").build();
+    broker.publisher().publish(topic, refund3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 5);
+
+    fixed.set(true);
+    ReplayResult replayed =
+        letters.replayGroup(refunds.reason(), refunds.errorClass(), refunds.lastId());
+    assertThat(replayed.replayed()).isEqualTo(2);
+    assertThat(replayed.failed()).isZero();
+    assertThat(effects(refund1.id())).isEqualTo(1);
+    assertThat(effects(refund2.id())).isEqualTo(1);
+    assertThat(effects(refund3.id())).as("joined after the look").isZero();
+    assertThat(letters.open(10))
+        .extracting(DeadLetter::eventId)
+        .containsExactlyInAnyOrder(order.id(), poison.id(), refund3.id());
+
+    DeadLetterGroup orders =
+        groups.stream()
+            .filter(g -> "java.lang.IllegalArgumentException".equals(g.errorClass()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(letters.discardGroup(orders.reason(), orders.errorClass(), orders.lastId()))
+        .isEqualTo(1);
+    assertThat(letters.discardGroup(orders.reason(), orders.errorClass(), 0))
+        .as("nothing left in it")
+        .isZero();
+    assertThat(letters.open(10))
+        .extracting(DeadLetter::eventId)
+        .containsExactlyInAnyOrder(poison.id(), refund3.id());
+    // The unprocessable one fails again on replay and stays open; 0 bounds nothing.
+    assertThat(
+            letters
+                .replayGroup(
+                    DeadLetterReason.MALFORMED,
+                    "dev.postbox.runtime.api.UnprocessableEventException",
+                    0)
+                .failed())
+        .isEqualTo(1);
+    assertThat(
+            letters
+                .replayGroup(DeadLetterReason.HANDLER_FAILED, "java.lang.IllegalStateException", 0)
+                .replayed())
+        .isEqualTo(1);
+    assertThat(letters.openGroups())
+        .extracting(DeadLetterGroup::reason, DeadLetterGroup::count)
+        .containsExactly(tuple(DeadLetterReason.MALFORMED, 1L));
+    assertThat(effects(order.id())).as("discarded, never processed").isZero();
+  }
+
+  @Test
+  void sequencedModeParksAKeysLaterEventsBehindItsDeadLetterAndReplaysThemInOrder() {
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
+    String topic = topic(1);
+    String subscription = "sequenced-" + UUID.randomUUID();
+    String run = subscription.substring(10, 18) + ":";
+    AtomicBoolean fixed = new AtomicBoolean();
+    // The handler writes its payload as the effect's note; "poison" fails until fixed.
+    InboxHandler handler =
+        (c, ev) -> {
+          String text = new String(ev.payload(), StandardCharsets.UTF_8);
+          if (text.contains("poison") && !fixed.get()) {
+            throw new IllegalStateException("cannot charge " + text);
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+            ps.setString(1, ev.id());
+            ps.setString(2, text);
+            ps.executeUpdate();
+          }
+        };
+    InboxSettings settings = settings(subscription, 1).withSequenced(true);
+    run(topic, "g", subscription, handler, settings);
+    DeadLetters letters =
+        new DeadLetters(
+            tx, dialect, subscription, handler, Clock.systemUTC(), Duration.ofDays(7), true);
+
+    Envelope a1 = event("a", run + "a1 poison");
+    Envelope a2 = event("a", run + "a2");
+    Envelope a3 = event("a", run + "a3");
+    Envelope b1 = event("b", run + "b1");
+    broker.publisher().publishAll(topic, List.of(a1, a2, a3, b1));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+    await().atMost(Duration.ofSeconds(30)).until(() -> notes(run).equals(List.of(run + "b1")));
+    List<DeadLetter> open = letters.open(10);
+    assertThat(open)
+        .extracting(DeadLetter::eventId, DeadLetter::reason)
+        .containsExactly(
+            tuple(a1.id(), DeadLetterReason.HANDLER_FAILED),
+            tuple(a2.id(), DeadLetterReason.PARKED),
+            tuple(a3.id(), DeadLetterReason.PARKED));
+    assertThat(open.get(1).error()).contains("parked behind dead letter " + open.get(0).id());
+    assertThat(inboxRows(subscription)).as("parked events are not recorded").isEqualTo(1);
+
+    // A parked letter is not replayed out of turn.
+    assertThatThrownBy(() -> letters.replay(open.get(1).id()))
+        .isInstanceOf(dev.postbox.runtime.api.NotReplayableException.class)
+        .hasMessageContaining("waits behind dead letter " + open.get(0).id());
+    // A later event of the key is parked too; other keys go on.
+    Envelope a4 = event("a", run + "a4");
+    Envelope b2 = event("b", run + "b2");
+    broker.publisher().publishAll(topic, List.of(a4, b2));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 4);
+    await().atMost(Duration.ofSeconds(30)).until(() -> notes(run).size() == 2);
+
+    // Replaying the head after the fix releases the key: its parked events follow, in order.
+    fixed.set(true);
+    assertThat(letters.replay(open.get(0).id())).isTrue();
+    assertThat(letters.open(10)).isEmpty();
+    assertThat(notes(run))
+        .containsExactly(
+            run + "b1", run + "b2", run + "a1 poison", run + "a2", run + "a3", run + "a4");
+    // Nothing holds the key now: its next event is handled at once.
+    Envelope a5 = event("a", run + "a5");
+    broker.publisher().publish(topic, a5);
+    await().atMost(Duration.ofSeconds(30)).until(() -> notes(run).size() == 7);
+    assertThat(letters.open(10)).isEmpty();
+
+    // Discarding a head releases its key the same way, and the discarded event has no effect.
+    fixed.set(false);
+    Envelope c1 = event("c", run + "c1 poison");
+    Envelope c2 = event("c", run + "c2");
+    broker.publisher().publishAll(topic, List.of(c1, c2));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 2);
+    assertThat(letters.discard(letters.open(10).get(0).id())).isTrue();
+    assertThat(letters.open(10)).isEmpty();
+    assertThat(notes(run)).endsWith(run + "a5", run + "c2");
+    assertThat(effects(c1.id())).isZero();
+
+    // A parked event whose replay fails becomes the key's failed head, and holds the key.
+    Envelope d1 = event("d", run + "d1 poison");
+    Envelope d2 = event("d", run + "d2 poison");
+    Envelope d3 = event("d", run + "d3");
+    broker.publisher().publishAll(topic, List.of(d1, d2, d3));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+    assertThat(letters.discard(letters.open(10).get(0).id())).isTrue();
+    assertThat(letters.open(10))
+        .extracting(DeadLetter::eventId, DeadLetter::reason)
+        .containsExactly(
+            tuple(d2.id(), DeadLetterReason.HANDLER_FAILED),
+            tuple(d3.id(), DeadLetterReason.PARKED));
+    assertThat(letters.openGroups())
+        .extracting(DeadLetterGroup::errorClass)
+        .contains("java.lang.IllegalStateException");
+
+    // A release that never ran (a crash after the head's replay committed) is done by the sweep.
+    fixed.set(true);
+    long head = letters.open(10).get(0).id();
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "UPDATE postbox_dead_letter SET status = 'DISCARDED' WHERE id = ?")) {
+            ps.setLong(1, head);
+            return ps.executeUpdate();
+          }
+        });
+    assertThat(letters.open(10)).extracting(DeadLetter::eventId).containsExactly(d3.id());
+    assertThat(letters.sweepParked()).isEqualTo(1);
+    assertThat(letters.open(10)).isEmpty();
+    assertThat(notes(run)).endsWith(run + "c2", run + "d3");
   }
 
   @Test
@@ -902,6 +1110,24 @@ abstract class InboxContract {
       ps.setString(2, "charged");
       ps.executeUpdate();
     }
+  }
+
+  /** The effects' notes that start with a prefix, in the order they were written. */
+  private List<String> notes(String prefix) {
+    return tx.inTransaction(
+        c -> {
+          List<String> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("SELECT note FROM it_effect WHERE note LIKE ? ORDER BY seq")) {
+            ps.setString(1, prefix + "%");
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getString(1));
+              }
+            }
+          }
+          return out;
+        });
   }
 
   private long effects(String eventId) {

@@ -52,7 +52,7 @@ class LibertyInboxIT {
   /** The scenario handlers' topics: every deployment of the test application must name them. */
   static Map<String, String> scenarioTopics() {
     Map<String, String> topics = new HashMap<>();
-    for (String handler : List.of("flaky", "orders", "deferred")) {
+    for (String handler : List.of("flaky", "orders", "deferred", "sequenced")) {
       String topic = "liberty-" + handler + "-" + UUID.randomUUID();
       KAFKA.createTopic(topic, 4);
       topics.put("it." + handler + ".topic", topic);
@@ -84,7 +84,8 @@ class LibertyInboxIT {
             "postbox.inbox.max-delay", "500ms",
             "postbox.inbox.max-payload-bytes", "2048",
             "postbox.inbox.workers", "4",
-            "postbox.inbox.deferred", "deferred"));
+            "postbox.inbox.deferred", "deferred",
+            "postbox.inbox.sequenced", "sequenced"));
     config.put("it.topic", unused);
     config.put("it.inbox.topic", unused);
     return Deployments.war("liberty-inbox", "kafka", "jdbc/arq-inbox", config)
@@ -278,6 +279,46 @@ class LibertyInboxIT {
         .contains("deferred " + topic("deferred") + "/deferred");
     assertThat(server.server("/metrics?scope=application").body())
         .containsPattern("postbox_inbox_handler_seconds_count\\{[^}]*orders\"[^}]*} [1-9]");
+  }
+
+  @Test
+  @Order(8)
+  void aSequencedSubscriptionParksAKeysLaterEventsBehindItsDeadLetterUntilTheReplay()
+      throws Exception {
+    String subscription = topic("sequenced") + "/sequenced";
+    Envelope poison = event("Charge", "s", "poison-1");
+    Envelope second = event("Charge", "s", "second");
+    Envelope third = event("Charge", "s", "third");
+    Envelope other = event("Charge", "t", "other-key");
+    broker.publisher().publishAll(topic("sequenced"), List.of(poison, second, third, other));
+    await().atMost(Duration.ofSeconds(60)).until(() -> deadLetters(subscription).size() == 3);
+    List<String> letters = deadLetters(subscription);
+    assertThat(letters)
+        .extracting(l -> l.split(" ")[1] + " " + l.split(" ")[2])
+        .containsExactly(
+            "HANDLER_FAILED " + poison.id(), "PARKED " + second.id(), "PARKED " + third.id());
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects("sequenced").size() == 1);
+    assertThat(effects("sequenced")).containsExactly(other.id() + " other-key");
+
+    String head = letters.get(0).split(" ")[0];
+    String parked = letters.get(1).split(" ")[0];
+    var outOfTurn = server.post("/it/inbox/replay?subscription=" + subscription + "&id=" + parked);
+    assertThat(outOfTurn.statusCode())
+        .as("a parked letter is not replayed out of turn")
+        .isNotEqualTo(200);
+
+    server.post("/it/inbox/sequenced/fix");
+    var replay = server.post("/it/inbox/replay?subscription=" + subscription + "&id=" + head);
+    assertThat(replay.body()).isEqualTo("true");
+    assertThat(effects("sequenced"))
+        .containsExactly(
+            other.id() + " other-key",
+            poison.id() + " poison-1",
+            second.id() + " second",
+            third.id() + " third");
+    assertThat(deadLetters(subscription)).isEmpty();
+    assertThat(server.server("/metrics?scope=application").body())
+        .containsPattern("postbox_inbox_parked_total\\{[^}]*sequenced\"[^}]*} 2");
   }
 
   private static void assertPerKeyOrder(

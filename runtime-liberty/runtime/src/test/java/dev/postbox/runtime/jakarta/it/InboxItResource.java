@@ -67,6 +67,12 @@ public class InboxItResource {
   }
 
   @POST
+  @Path("/sequenced/fix")
+  public void fixSequenced() {
+    SequencedHandler.fixed = true;
+  }
+
+  @POST
   @Path("/break")
   public void breakIt() {
     FlakyHandler.broken = true;

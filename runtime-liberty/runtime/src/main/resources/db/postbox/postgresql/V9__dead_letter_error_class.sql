@@ -1,0 +1,9 @@
+-- Dead letters are grouped by subscription, reason and the class of the error: the Java class
+-- name a stored error starts with ("class: message", as handler failures are written).
+ALTER TABLE postbox_dead_letter ADD COLUMN error_class VARCHAR(255);
+UPDATE postbox_dead_letter
+   SET error_class = substring(error from '^([A-Za-z_$][A-Za-z0-9_$.]*): ')
+ WHERE status = 'OPEN' AND error IS NOT NULL;
+
+-- Sequenced subscriptions look up a key's open letters for every batch.
+CREATE INDEX postbox_dead_letter_key ON postbox_dead_letter (subscription, event_key, status);
