@@ -255,7 +255,6 @@ final class ArtemisSubscriptionConsumer implements Consumer {
       if (last != null && due <= last) {
         due = last + 1;
       }
-      lastDueByGroup.put(group, due);
     }
     MessageProducer retries = channel.retries();
     retries.setDeliveryDelay(due - now);
@@ -265,6 +264,9 @@ final class ArtemisSubscriptionConsumer implements Consumer {
         jakarta.jms.DeliveryMode.PERSISTENT,
         original.getJMSPriority(),
         0);
+    if (group != null) {
+      lastDueByGroup.put(group, due); // only once sent: a failed send holds nothing back
+    }
   }
 
   @Override

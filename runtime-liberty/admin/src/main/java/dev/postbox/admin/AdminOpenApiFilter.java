@@ -20,6 +20,9 @@ import org.eclipse.microprofile.openapi.models.responses.APIResponses;
  */
 public class AdminOpenApiFilter implements OASFilter {
 
+  /** The extension that names the roles an operation needs. */
+  public static final String ROLES = "x-postbox-roles";
+
   @Override
   public void filterOpenAPI(OpenAPI openAPI) {
     addOperatorAnswers(openAPI);
@@ -53,9 +56,10 @@ public class AdminOpenApiFilter implements OASFilter {
       for (Operation op : path.getValue().getOperations().values()) {
         if (op.getSecurity() == null || op.getSecurity().isEmpty()) {
           op.addSecurityRequirement(
-              OASFactory.createSecurityRequirement()
-                  .addScheme(AdminResource.SECURITY, AdminResource.ROLE));
+              OASFactory.createSecurityRequirement().addScheme(AdminResource.SECURITY));
         }
+        // The role: an HTTP scheme's requirement lists none (validators refuse them there).
+        op.addExtension(ROLES, java.util.List.of(AdminResource.ROLE));
         APIResponses answers = op.getResponses();
         if (answers == null) {
           answers = OASFactory.createAPIResponses();

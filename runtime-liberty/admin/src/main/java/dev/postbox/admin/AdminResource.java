@@ -62,7 +62,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
     type = SecuritySchemeType.HTTP,
     scheme = "basic",
     description = "The server's user registry; the operator's API needs the role postbox-admin.")
-@SecurityRequirement(name = AdminResource.SECURITY, scopes = AdminResource.ROLE)
+@SecurityRequirement(name = AdminResource.SECURITY)
 public class AdminResource {
 
   /** The security scheme's name in the OpenAPI document. */

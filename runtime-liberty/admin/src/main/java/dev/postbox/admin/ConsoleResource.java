@@ -21,8 +21,7 @@ import java.util.Map;
 @ApplicationScoped
 @org.eclipse.microprofile.openapi.annotations.tags.Tag(name = "operator")
 @org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement(
-    name = AdminResource.SECURITY,
-    scopes = AdminResource.ROLE)
+    name = AdminResource.SECURITY)
 public class ConsoleResource {
 
   private static final Map<String, String> FILES =

@@ -21,37 +21,22 @@ final class DirectPublish {
    * @return the event
    */
   static Envelope duplicatesAndAConflict(String orderId) {
-    try (Broker broker =
-        Brokers.open(
-            "artemis",
-            Map.of(
-                "url",
-                System.getProperty("payments.artemis.url"),
-                "user",
-                System.getProperty("payments.artemis.user"),
-                "password",
-                System.getProperty("payments.artemis.password"),
-                "duplicate.detection",
-                "false"))) {
-      Envelope order =
-          Envelope.builder()
-              .source("urn:postbox:payments-it")
-              .type("OrderCaptured")
-              .key(orderId)
-              .payload(
-                  "{\"orderId\":\"" + orderId + "\",\"customer\":\"direct\",\"amountCents\":700}")
-              .build();
-      broker.publisher().publishAll("orders", List.of(order, order, order));
-      broker
-          .publisher()
-          .publish(
-              "orders",
-              order.toBuilder()
-                  .payload(
-                      "{\"orderId\":\"" + orderId + "\",\"customer\":\"direct\",\"amountCents\":1}")
-                  .build());
-      return order;
-    }
+    Envelope order =
+        Envelope.builder()
+            .source("urn:postbox:payments-it")
+            .type("OrderCaptured")
+            .key(orderId)
+            .payload(
+                "{\"orderId\":\"" + orderId + "\",\"customer\":\"direct\",\"amountCents\":700}")
+            .build();
+    publish(
+        order,
+        order,
+        order,
+        order.toBuilder()
+            .payload("{\"orderId\":\"" + orderId + "\",\"customer\":\"direct\",\"amountCents\":1}")
+            .build());
+    return order;
   }
 
   /** Publishes events to the orders destination as they are, past the app. */

@@ -79,7 +79,7 @@ class OpsBundleIT {
     }
     Assumptions.assumeTrue(promtool != null, "promtool is not installed (Debian: prometheus)");
     assertThat(run(promtool.toString(), "check", "rules", "postbox-alerts.yml"))
-        .contains("SUCCESS: 7 rules found");
+        .contains("SUCCESS: 8 rules found");
     assertThat(run(promtool.toString(), "test", "rules", "postbox-alerts-test.yml"))
         .contains("SUCCESS");
   }
@@ -105,7 +105,7 @@ class OpsBundleIT {
         assertThat(link.group(1)).isEqualTo(alert.group(1).toLowerCase(Locale.ROOT));
       }
     }
-    assertThat(alerts).isEqualTo(7);
+    assertThat(alerts).isEqualTo(8);
 
     JsonNode dashboard =
         new ObjectMapper().readTree(OPS.resolve("postbox-dashboard.json").toFile());
@@ -127,7 +127,7 @@ class OpsBundleIT {
         out.add(t.substring("expr:".length()));
       }
     }
-    assertThat(out).hasSize(7);
+    assertThat(out).hasSize(8);
     return out;
   }
 

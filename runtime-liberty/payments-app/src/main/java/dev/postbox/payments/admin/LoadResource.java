@@ -33,8 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
 @Produces(MediaType.APPLICATION_JSON)
 @org.eclipse.microprofile.openapi.annotations.tags.Tag(name = "operator")
 @org.eclipse.microprofile.openapi.annotations.security.SecurityRequirement(
-    name = AdminResource.SECURITY,
-    scopes = AdminResource.ROLE)
+    name = AdminResource.SECURITY)
 public class LoadResource {
 
   @Inject Orders orders;

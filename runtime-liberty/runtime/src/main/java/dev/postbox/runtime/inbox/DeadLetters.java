@@ -230,16 +230,33 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         n++;
       } catch (NotReplayableException needsOperator) {
         if (isOpen(id)) {
-          return n; // e.g. older than the dedup window: the operator decides
+          // Older than the dedup window, or not whole: it becomes the key's head for the
+          // operator (replay with force, or discard), and the sweep no longer tries it.
+          headForOperator(
+              id, DeadLetterReason.HANDLER_FAILED, "not released: " + needsOperator.getMessage());
+          return n;
         }
         // settled meanwhile by another replay: go on with the next
-      } catch (RuntimeException failedAgain) {
+      } catch (VirtualMachineError fatal) {
+        throw fatal;
+      } catch (RuntimeException | Error failedAgain) {
+        if (Failures.isTransient(failedAgain)) {
+          return n; // a deadlock or a lock timeout: it stays parked and the sweep tries again
+        }
         Throwable cause =
             failedAgain instanceof InboxProcessor.HandlerException h ? h.getCause() : failedAgain;
-        tx.inTransaction(c -> repo.parkedFailed(c, id, Failures.describe(cause), clock.instant()));
+        DeadLetterReason reason =
+            cause instanceof dev.postbox.runtime.api.UnprocessableEventException u
+                ? u.reason()
+                : DeadLetterReason.HANDLER_FAILED;
+        headForOperator(id, reason, Failures.describe(cause));
         return n;
       }
     }
+  }
+
+  private void headForOperator(long id, DeadLetterReason reason, String error) {
+    tx.inTransaction(c -> repo.parkedFailed(c, id, reason, error, clock.instant()));
   }
 
   /**
@@ -335,8 +352,10 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
           if (sequenced && r.key() != null) {
             replayed += release(r.key());
           }
-        } catch (RuntimeException again) {
-          failed++;
+        } catch (VirtualMachineError fatal) {
+          throw fatal;
+        } catch (RuntimeException | Error again) {
+          failed++; // e.g. a StackOverflowError in the handler: this letter, not the whole run
         }
       }
       if (ids.size() < PAGE) {

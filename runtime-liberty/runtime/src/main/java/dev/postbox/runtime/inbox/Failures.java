@@ -27,6 +27,28 @@ final class Failures {
     return false;
   }
 
+  /**
+   * Whether the database gave up on the transaction for a reason another try may not meet (SQLState
+   * class 40: serialization failure, deadlock; lock timeouts of PostgreSQL, MariaDB and H2), as
+   * opposed to a failure of the data or of the handler.
+   */
+  static boolean isTransient(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof SQLException s) {
+        String state = s.getSQLState();
+        if (state != null
+            && (state.startsWith("40") || state.equals("55P03") || state.equals("HYT00"))) {
+          return true;
+        }
+        int code = s.getErrorCode();
+        if (code == 1205 || code == 1213) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   /** The failure's class and message, as stored in attempts and dead letters. */
   static String describe(Throwable failure) {
     return failure.getClass().getName() + ": " + failure.getMessage();

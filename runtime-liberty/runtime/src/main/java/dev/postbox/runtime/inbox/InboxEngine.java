@@ -295,7 +295,10 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
         if (replayed > 0) {
           LOG.log(Level.INFO, "replayed " + replayed + " parked letters of " + r.name());
         }
-      } catch (RuntimeException e) {
+      } catch (VirtualMachineError fatal) {
+        throw fatal;
+      } catch (RuntimeException | Error e) {
+        // an Error must not end the schedule: the next run tries again
         LOG.log(Level.WARNING, "the parked letters of " + r.name() + " could not be swept: " + e);
       }
     }
@@ -308,7 +311,10 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
         if (replayed > 0) {
           LOG.log(Level.INFO, "re-drove " + replayed + " dead letters of " + r.name());
         }
-      } catch (RuntimeException e) {
+      } catch (VirtualMachineError fatal) {
+        throw fatal;
+      } catch (RuntimeException | Error e) {
+        // an Error must not end the schedule: the next run tries again
         LOG.log(Level.WARNING, "dead-letter re-drive of " + r.name() + " failed: " + e);
       }
     }

@@ -351,14 +351,18 @@ final class InboxRepository {
     }
   }
 
+  /** A letter's columns without its payload: listings can be large, and a console polls them. */
+  private static final String LISTED =
+      "id, subscription, event_id, event_key, event_type, source, subject, content_type,"
+          + " event_time, reason, error, attempts, headers, NULL AS payload, metadata, status,"
+          + " created_at, redrives";
+
   List<DeadLetter> deadLetters(Connection c, String subscription, int limit) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            // No payloads in a listing: they can be large, and a console polls the list.
-            "SELECT id, subscription, event_id, event_key, event_type, source, subject,"
-                + " content_type, event_time, reason, error, attempts, headers, NULL AS payload,"
-                + " metadata, status, created_at, redrives FROM postbox_dead_letter"
-                + " WHERE status = 'OPEN' AND subscription = ? ORDER BY id "
+            "SELECT "
+                + LISTED
+                + " FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ? ORDER BY id "
                 + dialect.limit())) {
       ps.setString(1, subscription);
       ps.setInt(2, limit);
@@ -616,9 +620,9 @@ final class InboxRepository {
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT id, subscription, event_id, event_key, event_type, source, subject,"
-                + " content_type, event_time, reason, error, attempts, headers, NULL AS payload,"
-                + " metadata, status, created_at, redrives FROM postbox_dead_letter WHERE "
+            "SELECT "
+                + LISTED
+                + " FROM postbox_dead_letter WHERE "
                 + HOLDING
                 + (beforeId > 0 ? " AND id < ?" : "")
                 + " ORDER BY id "
@@ -660,17 +664,19 @@ final class InboxRepository {
    * A parked letter's replay failed: it becomes a HANDLER_FAILED letter with that error, which
    * holds its key until an operator settles it (the sweep no longer picks it up).
    */
-  int parkedFailed(Connection c, long id, String error, Instant now) throws SQLException {
+  int parkedFailed(Connection c, long id, DeadLetterReason reason, String error, Instant now)
+      throws SQLException {
     String stored = DeadLetterFields.storable(error, 4000);
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE postbox_dead_letter SET reason = 'HANDLER_FAILED', error = ?, error_class = ?,"
+            "UPDATE postbox_dead_letter SET reason = ?, error = ?, error_class = ?,"
                 + " attempts = attempts + 1, last_redrive_at = ? WHERE id = ? AND status = 'OPEN'"
                 + " AND reason = 'PARKED'")) {
-      ps.setString(1, stored);
-      ps.setString(2, DeadLetterFields.errorClass(stored));
-      dialect.bind(ps, 3, now);
-      ps.setLong(4, id);
+      ps.setString(1, reason.name());
+      ps.setString(2, stored);
+      ps.setString(3, DeadLetterFields.errorClass(stored));
+      dialect.bind(ps, 4, now);
+      ps.setLong(5, id);
       return ps.executeUpdate();
     }
   }

@@ -75,8 +75,16 @@ final class Recording {
       Item item = items.get(i);
       Long blocker = item.envelope.key() == null ? null : blocked.get(item.envelope.key());
       if (blocker != null) {
-        park(c, item, blocker);
-        out[i] = Outcome.PARKED;
+        // A copy of an event the inbox already holds is a duplicate or a conflict, as always:
+        // parking it would let its replay, after the dedup window, run it a second time.
+        String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());
+        if (repo.fingerprint(c, settings.subscription(), item.envelope.id()).isPresent()) {
+          out[i] = duplicateOrConflict(c, item, fingerprint);
+          countDuplicates(c, List.of(out[i]));
+        } else {
+          park(c, item, blocker);
+          out[i] = Outcome.PARKED;
+        }
       } else {
         rest.add(item);
         restAt.add(i);
