@@ -57,9 +57,10 @@ final class ArtemisSubscriptionConsumer implements Consumer {
 
   /**
    * Per message group (the event's key): when its last nacked copy is due, in epoch millis. A later
-   * nack of the same key is never due before it, whatever its delay, so a key's copies come back in
-   * the order they were nacked (the inbox sends a key's followers back behind its failed event, and
-   * the time between a nack and its re-send here must not reorder them). Polling thread only.
+   * nack of the same key is never due before it, whatever its delay (a shorter one is due at the
+   * same moment), so a key's copies come back in the order they were nacked (the inbox sends a
+   * key's followers back behind its failed event, and the time between a nack and its re-send here
+   * must not reorder them). Polling thread only.
    */
   private final Map<String, Long> lastDueByGroup = new HashMap<>();
 
@@ -252,8 +253,11 @@ final class ArtemisSubscriptionConsumer implements Consumer {
         lastDueByGroup.values().removeIf(t -> t < now);
       }
       Long last = lastDueByGroup.get(group);
-      if (last != null && due <= last) {
-        due = last + 1;
+      if (last != null && due < last) {
+        // The same moment, not a millisecond later: Artemis puts each batch of scheduled messages
+        // that fall due at the head of the queue, so a copy due later would go in front of the
+        // earlier one if that one is still waiting there. Copies due together keep their order.
+        due = last;
       }
     }
     MessageProducer retries = channel.retries();
