@@ -118,6 +118,30 @@ final class VariantServer implements AutoCloseable {
     return points;
   }
 
+  /** Adds a jar to this server's copy of the WAR's WEB-INF/lib. */
+  void addToWar(Path jar, String name) {
+    try (FileSystem zip = FileSystems.newFileSystem(dir.resolve("apps/postbox-payments-app.war"))) {
+      Files.copy(jar, zip.getPath("/WEB-INF/lib/" + name), StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Enables more Liberty features on this server, next to those of the app's server.xml. */
+  void addFeatures(String... features) {
+    StringBuilder xml = new StringBuilder("<server>\n  <featureManager>\n");
+    for (String f : features) {
+      xml.append("    <feature>").append(f).append("</feature>\n");
+    }
+    xml.append("  </featureManager>\n</server>\n");
+    try {
+      Files.writeString(
+          dir.resolve("configDropins/overrides/features.xml"), xml, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   /** The folder of the server of that name. */
   static Path dirOf(String name) {
     return Path.of(System.getProperty("liberty.wlp")).resolve("usr/servers/" + name);

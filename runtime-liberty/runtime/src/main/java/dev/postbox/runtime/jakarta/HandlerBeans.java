@@ -26,6 +26,8 @@ class HandlerBeans {
 
   @Inject @Any Instance<EventHandler> handlers;
 
+  @Inject @Any Instance<InboxChannels> channels;
+
   @Inject Config config;
 
   List<InboxEngine.Registration> registrations() {
@@ -63,6 +65,23 @@ class HandlerBeans {
                   (connection, event) ->
                       TraceContext.handling(event, () -> handlerFor(byType, event).handle(event))));
         });
+    for (InboxChannels source : channels) {
+      for (InboxChannels.Channel c : source.channels()) {
+        String subscription = c.destination() + "/" + c.group();
+        if (bySubscription.containsKey(subscription)) {
+          throw new IllegalStateException(
+              "subscription " + subscription + " is taken by both a @Handles bean and a channel");
+        }
+        bySubscription.put(subscription, Map.of());
+        EventHandler h = c.handler();
+        out.add(
+            new InboxEngine.Registration(
+                c.destination(),
+                c.group(),
+                c.types(),
+                (connection, event) -> TraceContext.handling(event, () -> h.handle(event))));
+      }
+    }
     return out;
   }
 

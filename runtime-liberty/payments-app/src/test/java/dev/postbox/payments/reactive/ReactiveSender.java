@@ -1,0 +1,29 @@
+package dev.postbox.payments.reactive;
+
+import dev.postbox.reactive.OutgoingEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.concurrent.CompletionStage;
+import org.eclipse.microprofile.reactive.messaging.Channel;
+import org.eclipse.microprofile.reactive.messaging.Emitter;
+
+/**
+ * Test app code only: the emitter of the outgoing channel {@code rm-out}, as a CDI bean holds it.
+ */
+@ApplicationScoped
+public class ReactiveSender {
+
+  @Inject
+  @Channel("rm-out")
+  Emitter<String> emitter;
+
+  /** Sends with a key, in whatever transaction the caller has. */
+  public void sendKeyed(String key, String payload) {
+    emitter.send(OutgoingEvent.key(key).message(payload));
+  }
+
+  /** Sends the bare payload; the stage tells how it ended. */
+  public CompletionStage<Void> send(String payload) {
+    return emitter.send(payload);
+  }
+}
