@@ -136,7 +136,10 @@ class ReactiveMessagingIT {
         .startsWith("failed: ")
         .contains("outside a JTA transaction")
         .contains("rm-out");
+    String bare = "no-transaction-bare-" + UUID.randomUUID();
+    assertThat(send("bare", bare)).startsWith("failed: ").contains("outside a JTA transaction");
     assertThat(outboxRows(payload)).isZero();
+    assertThat(outboxRows(bare)).isZero();
     assertThat(server.log()).contains("outside a JTA transaction");
   }
 

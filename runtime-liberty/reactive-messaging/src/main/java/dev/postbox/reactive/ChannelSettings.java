@@ -49,14 +49,21 @@ record ChannelSettings(
   static final String OUTGOING = "mp.messaging.outgoing.";
   private static final String CONNECTOR_WIDE = "mp.messaging.connector." + CONNECTOR + ".";
 
-  /** The incoming channels whose connector is this one, by name. */
+  /** The incoming channels whose connector is this one, by name; not those disabled. */
   static Set<String> incomingChannels(
       Iterable<String> propertyNames, Function<String, Optional<String>> config) {
     Set<String> out = new TreeSet<>();
     for (String name : propertyNames) {
       if (name.startsWith(INCOMING) && name.endsWith(".connector")) {
         String channel = name.substring(INCOMING.length(), name.length() - ".connector".length());
+        boolean disabled =
+            config
+                .apply(INCOMING + channel + ".enabled")
+                .map(String::trim)
+                .filter("false"::equalsIgnoreCase)
+                .isPresent();
         if (!channel.isEmpty()
+            && !disabled
             && config.apply(name).map(String::trim).filter(CONNECTOR::equals).isPresent()) {
           out.add(channel);
         }

@@ -3,6 +3,8 @@ package dev.postbox.reactive;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import org.eclipse.microprofile.reactive.messaging.Emitter;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -12,7 +14,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * OutgoingEvent.class)}); a plain message's event has no key.
  *
  * <pre>{@code
- * emitter.send(OutgoingEvent.key(order.id()).message(order));
+ * OutgoingEvent.key(order.id()).send(emitter, order); // completes once recorded; fails otherwise
  * }</pre>
  *
  * @param key the ordering key, or null for none
@@ -39,7 +41,34 @@ public record OutgoingEvent(String key, String type, String subject, Map<String,
     return new OutgoingEvent(key, type, subject, headers);
   }
 
-  /** A message of this payload that carries this event's facts and acknowledges nothing further. */
+  /**
+   * Sends the payload as this event on the emitter's channel.
+   *
+   * @return completes once the event is recorded in the caller's transaction; fails if it was not
+   *     (no transaction, a payload that cannot be encoded, a database error), as {@code
+   *     Emitter.send(payload)}'s stage does
+   */
+  public <T> CompletionStage<Void> send(Emitter<T> emitter, T payload) {
+    CompletableFuture<Void> recorded = new CompletableFuture<>();
+    emitter.send(
+        new EventMessage<>(
+            payload,
+            this,
+            () -> {
+              recorded.complete(null);
+              return CompletableFuture.completedFuture(null);
+            },
+            failure -> {
+              recorded.completeExceptionally(failure);
+              return CompletableFuture.completedFuture(null);
+            }));
+    return recorded;
+  }
+
+  /**
+   * A message of this payload that carries this event's facts. Its ack and nack do nothing: prefer
+   * {@link #send}, whose stage tells whether the event was recorded.
+   */
   public <T> Message<T> message(T payload) {
     return new EventMessage<>(
         payload,

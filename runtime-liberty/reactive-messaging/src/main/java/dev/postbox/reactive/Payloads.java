@@ -73,6 +73,24 @@ final class Payloads {
     }
   }
 
+  /** Fails at deployment, naming the key, if the channel's payload class is not there. */
+  static void checkDecodable(ChannelSettings settings, ClassLoader loader) {
+    String as = settings.payload();
+    if (as == null || as.equals("string") || as.equals("bytes") || as.equals("envelope")) {
+      return;
+    }
+    try {
+      Class.forName(as, false, loader);
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw new IllegalArgumentException(
+          "mp.messaging.incoming."
+              + settings.channel()
+              + ".payload="
+              + as
+              + ": no such class in the application (use string, bytes, envelope or a class name)");
+    }
+  }
+
   private static Jsonb jsonb() {
     Jsonb j = jsonb;
     if (j == null) {

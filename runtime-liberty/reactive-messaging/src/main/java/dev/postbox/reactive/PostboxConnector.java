@@ -69,6 +69,15 @@ public class PostboxConnector
   @Override
   public PublisherBuilder<? extends Message<?>> getPublisherBuilder(Config channelConfig) {
     String name = channelConfig.getValue(ConnectorFactory.CHANNEL_NAME_ATTRIBUTE, String.class);
+    if (channelConfig.getOptionalValue("broadcast", Boolean.class).orElse(false)) {
+      // Each subscriber would run the event in a transaction of its own, or in none: the inbox
+      // could not commit one record with all their effects.
+      throw new IllegalArgumentException(
+          "mp.messaging.incoming."
+              + name
+              + ".broadcast=true: a postbox channel feeds one method, in the inbox's"
+              + " transaction; declare a channel (with a group of its own) per method instead");
+    }
     return ReactiveStreams.fromPublisher(incoming(name));
   }
 
@@ -86,6 +95,7 @@ public class PostboxConnector
         n ->
             new IncomingChannel(
                 ChannelSettings.incoming(n, k -> config.getOptionalValue(k, String.class)),
-                Thread.currentThread().getContextClassLoader()));
+                Thread.currentThread().getContextClassLoader(),
+                transactions));
   }
 }

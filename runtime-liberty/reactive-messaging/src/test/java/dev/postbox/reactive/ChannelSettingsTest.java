@@ -23,7 +23,9 @@ class ChannelSettingsTest {
             "mp.messaging.incoming.charges.connector", "postbox",
             "mp.messaging.incoming.audit.connector", "liberty-kafka",
             "mp.messaging.outgoing.orders.connector", "postbox",
-            "mp.messaging.incoming.spaced.connector", " postbox ");
+            "mp.messaging.incoming.spaced.connector", " postbox ",
+            "mp.messaging.incoming.off.connector", "postbox",
+            "mp.messaging.incoming.off.enabled", "false");
     assertThat(ChannelSettings.incomingChannels(m.keySet(), config(m)))
         .containsExactly("charges", "spaced");
   }

@@ -23,7 +23,8 @@ class IncomingChannelTest {
             "mp.messaging.incoming.c.ack-timeout", "200ms");
     return new IncomingChannel(
         ChannelSettings.incoming("c", k -> Optional.ofNullable(m.get(k))),
-        IncomingChannelTest.class.getClassLoader());
+        IncomingChannelTest.class.getClassLoader(),
+        null);
   }
 
   private static Envelope event(String payload) {
@@ -158,7 +159,7 @@ class IncomingChannelTest {
 
     first.subscription.cancel();
     assertThatThrownBy(() -> c.handle(event("after")))
-        .hasMessageContaining("no @Incoming method asked");
+        .hasMessageContaining("ended the channel's stream");
     assertThat(first.got).isEmpty();
   }
 
@@ -168,11 +169,148 @@ class IncomingChannelTest {
     IncomingChannel c =
         new IncomingChannel(
             ChannelSettings.incoming("c", k -> Optional.ofNullable(m.get(k))),
-            IncomingChannelTest.class.getClassLoader());
+            IncomingChannelTest.class.getClassLoader(),
+            null);
     c.subscribe(new Method(10, Message::ack));
     assertThatThrownBy(() -> c.handle(event("{\"x\": \"not a number\"}")))
         .isInstanceOf(dev.postbox.runtime.api.UnprocessableEventException.class)
         .hasMessageContaining("does not decode as " + Point.class.getName());
+  }
+
+  @Test
+  void aStreamEndedWhileItHadTheEventFailsThatAttemptEvenIfAckedAndTheNextAtOnce() {
+    IncomingChannel c = channel();
+    Method[] self = new Method[1];
+    self[0] =
+        new Method(
+            10,
+            msg -> {
+              msg.ack(); // pre-processing acknowledgement
+              self[0].subscription.cancel(); // then the method threw: the stream ends
+            });
+    c.subscribe(self[0]);
+
+    assertThatThrownBy(() -> c.handle(event("half-done")))
+        .hasMessageContaining("ended the channel's stream");
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> c.handle(event("next")))
+        .hasMessageContaining("until the application restarts");
+    assertThat(System.nanoTime() - start)
+        .as("fails at once, not after wait-for-subscriber")
+        .isLessThan(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(150));
+  }
+
+  @Test
+  void anEventWaitsForTheChannelsPreviousEventNoLongerThanTheWaitForSubscriber() throws Exception {
+    IncomingChannel c = channel();
+    java.util.concurrent.CountDownLatch inMethod = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    c.subscribe(
+        new Method(
+            10,
+            msg -> {
+              inMethod.countDown();
+              try {
+                release.await();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              msg.ack();
+            }));
+    var first =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                c.handle(event("holds the method"));
+              } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+              }
+            });
+    inMethod.await();
+    try {
+      assertThatThrownBy(() -> c.handle(event("behind it")))
+          .hasMessageContaining("for the channel's previous event");
+    } finally {
+      release.countDown();
+    }
+    first.get(10, java.util.concurrent.TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aMessageSettledInsideAnotherTransactionRollsThatBackAndFailsThisAttempt() {
+    FakeTransactions tx = new FakeTransactions();
+    Map<String, String> m = Map.of("mp.messaging.incoming.c.ack-timeout", "5s");
+    IncomingChannel c =
+        new IncomingChannel(
+            ChannelSettings.incoming("c", k -> Optional.ofNullable(m.get(k))),
+            IncomingChannelTest.class.getClassLoader(),
+            tx);
+    // A merge queued the message; another event's thread, in its own transaction, runs the method.
+    c.subscribe(
+        new Method(
+            10,
+            msg ->
+                new Thread(
+                        () -> {
+                          tx.current.set("the other event's transaction");
+                          msg.ack();
+                        })
+                    .start()));
+    tx.current.set("this event's transaction");
+
+    assertThatThrownBy(() -> c.handle(event("merged")))
+        .hasMessageContaining("inside another event's transaction");
+    assertThat(tx.rolledBack).containsExactly("the other event's transaction");
+  }
+
+  @Test
+  void aPayloadClassThatIsNotThereFailsAtDeploymentNamingTheKey() {
+    Map<String, String> m = Map.of("mp.messaging.incoming.c.payload", "com.example.Nope");
+    assertThatThrownBy(
+            () ->
+                new IncomingChannel(
+                    ChannelSettings.incoming("c", k -> Optional.ofNullable(m.get(k))),
+                    IncomingChannelTest.class.getClassLoader(),
+                    null))
+        .hasMessageContaining("mp.messaging.incoming.c.payload=com.example.Nope");
+  }
+
+  /** A JTA registry of a transaction key per thread; records what was marked rollback-only. */
+  private static final class FakeTransactions
+      implements jakarta.transaction.TransactionSynchronizationRegistry {
+    final InheritableThreadLocal<Object> current = new InheritableThreadLocal<>();
+    final List<Object> rolledBack = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public Object getTransactionKey() {
+      return current.get();
+    }
+
+    @Override
+    public void putResource(Object key, Object value) {}
+
+    @Override
+    public Object getResource(Object key) {
+      return null;
+    }
+
+    @Override
+    public void registerInterposedSynchronization(jakarta.transaction.Synchronization sync) {}
+
+    @Override
+    public int getTransactionStatus() {
+      return 0;
+    }
+
+    @Override
+    public void setRollbackOnly() {
+      rolledBack.add(current.get());
+    }
+
+    @Override
+    public boolean getRollbackOnly() {
+      return false;
+    }
   }
 
   public static class Point {

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
  * Test app code only (the {@code *-reactive-it.jar} that ReactiveMessagingIT adds to its copy of
  * the WAR): sends one message on the outgoing channel {@code rm-out} with {@code Emitter}, in a
  * transaction that commits ({@code mode=commit}), one that rolls back ({@code rollback}), or none
- * ({@code none}, answering with how the send ended).
+ * ({@code none} with a key, {@code bare} a plain payload, answering with how the send ended).
  */
 @WebServlet("/reactive-it/send")
 public class ReactiveSendServlet extends HttpServlet {
@@ -44,9 +44,17 @@ public class ReactiveSendServlet extends HttpServlet {
           transaction.rollback();
           resp.getWriter().print("rolled back");
         }
-        case "none" -> {
+        case "bare" -> {
           try {
             sender.send(payload).toCompletableFuture().get(30, TimeUnit.SECONDS);
+            resp.getWriter().print("sent");
+          } catch (ExecutionException e) {
+            resp.getWriter().print("failed: " + e.getCause().getMessage());
+          }
+        }
+        case "none" -> {
+          try {
+            sender.sendKeyed(key, payload).toCompletableFuture().get(30, TimeUnit.SECONDS);
             resp.getWriter().print("sent");
           } catch (ExecutionException e) {
             resp.getWriter().print("failed: " + e.getCause().getMessage());

@@ -17,9 +17,9 @@ public class ReactiveSender {
   @Channel("rm-out")
   Emitter<String> emitter;
 
-  /** Sends with a key, in whatever transaction the caller has. */
-  public void sendKeyed(String key, String payload) {
-    emitter.send(OutgoingEvent.key(key).message(payload));
+  /** Sends with a key, in whatever transaction the caller has; the stage tells how it ended. */
+  public CompletionStage<Void> sendKeyed(String key, String payload) {
+    return OutgoingEvent.key(key).send(emitter, payload);
   }
 
   /** Sends the bare payload; the stage tells how it ended. */
