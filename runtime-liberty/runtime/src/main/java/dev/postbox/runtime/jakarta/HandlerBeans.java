@@ -28,9 +28,12 @@ class HandlerBeans {
 
   @Inject @Any Instance<InboxChannels> channels;
 
+  @Inject @Any Instance<EventTracing> tracers;
+
   @Inject Config config;
 
   List<InboxEngine.Registration> registrations() {
+    EventTracing tracing = PostboxRuntime.tracing(tracers);
     Map<String, Map<String, EventHandler>> bySubscription = new LinkedHashMap<>();
     Map<String, String[]> destinationAndGroup = new HashMap<>();
     for (EventHandler h : handlers) {
@@ -63,7 +66,12 @@ class HandlerBeans {
                   dg[1],
                   types.contains("*") ? Set.of() : types,
                   (connection, event) ->
-                      TraceContext.handling(event, () -> handlerFor(byType, event).handle(event))));
+                      tracing.handle(
+                          subscription,
+                          event,
+                          () ->
+                              TraceContext.handling(
+                                  event, () -> handlerFor(byType, event).handle(event)))));
         });
     for (InboxChannels source : channels) {
       for (InboxChannels.Channel c : source.channels()) {
@@ -79,7 +87,11 @@ class HandlerBeans {
                 c.destination(),
                 c.group(),
                 c.types(),
-                (connection, event) -> TraceContext.handling(event, () -> h.handle(event))));
+                (connection, event) ->
+                    tracing.handle(
+                        subscription,
+                        event,
+                        () -> TraceContext.handling(event, () -> h.handle(event)))));
       }
     }
     return out;

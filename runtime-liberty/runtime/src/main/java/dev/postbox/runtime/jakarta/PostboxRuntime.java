@@ -16,6 +16,8 @@ import jakarta.enterprise.context.ContextNotActiveException;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Shutdown;
 import jakarta.enterprise.event.Startup;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import jakarta.transaction.TransactionSynchronizationRegistry;
@@ -45,6 +47,8 @@ public class PostboxRuntime {
   @Inject PostboxMetrics metrics;
 
   @Inject TraceContext trace;
+
+  @Inject @Any Instance<EventTracing> tracers;
 
   @Resource UserTransaction userTransaction;
 
@@ -92,6 +96,7 @@ public class PostboxRuntime {
                 .scheduler(scheduler)
                 .threadFactory(threadFactory)
                 .inboxListeners(metrics::inboxListener)
+                .relayListener(tracing(tracers).relay())
                 .subscribeAll(handlers.registrations())
                 .start();
         try {
@@ -126,7 +131,13 @@ public class PostboxRuntime {
   @ApplicationScoped
   Outbox outbox(JtaCallerTransaction caller) {
     Postbox p = postbox(); // produced at the first call, after the start
-    return event -> p.record(caller, traced(event));
+    EventTracing tracing = tracing(tracers);
+    return event -> tracing.record(traced(event), e -> p.record(caller, e));
+  }
+
+  /** The application's tracer, or none. */
+  static EventTracing tracing(Instance<EventTracing> tracers) {
+    return tracers.isResolvable() ? tracers.get() : EventTracing.NONE;
   }
 
   @Produces

@@ -285,6 +285,7 @@ final class Relay implements AutoCloseable {
     if (batch.isEmpty()) {
       return 0;
     }
+    listener.publishing(batch);
     BatchSender.Outcome outcome = sender.publish(batch);
     List<OutboxRow> done = new ArrayList<>();
     boolean settled =

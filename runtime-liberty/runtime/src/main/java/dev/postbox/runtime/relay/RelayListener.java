@@ -4,8 +4,14 @@ import dev.postbox.runtime.outbox.OutboxRow;
 import java.time.Instant;
 import java.util.List;
 
-/** Hears what the relay did, for metrics and benchmarks. Called on relay threads; keep it cheap. */
+/**
+ * Hears what the relay did, for metrics, benchmarks and tracing. Called on relay threads; keep it
+ * cheap.
+ */
 public interface RelayListener {
+
+  /** A claimed batch is about to be published (the broker calls follow on this thread). */
+  default void publishing(List<OutboxRow> batch) {}
 
   /** Rows were published and their transaction committed at {@code committedAt}. */
   default void published(List<OutboxRow> rows, Instant committedAt) {}

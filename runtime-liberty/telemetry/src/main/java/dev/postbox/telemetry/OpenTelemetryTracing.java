@@ -1,0 +1,43 @@
+package dev.postbox.telemetry;
+
+import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.jakarta.EventTracing;
+import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.spi.Envelope;
+import io.opentelemetry.api.OpenTelemetry;
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.function.Function;
+
+/**
+ * Postbox's spans over the application's {@link OpenTelemetry} from MicroProfile Telemetry. Off
+ * unless the SDK is on ({@code otel.sdk.disabled=false}); see {@link PostboxSpans}.
+ */
+@ApplicationScoped
+public class OpenTelemetryTracing implements EventTracing {
+
+  @Inject OpenTelemetry openTelemetry;
+
+  private PostboxSpans spans;
+
+  @PostConstruct
+  void init() {
+    spans = new PostboxSpans(openTelemetry);
+  }
+
+  @Override
+  public String record(OutboxEvent event, Function<OutboxEvent, String> record) {
+    return spans.record(event, record);
+  }
+
+  @Override
+  public RelayListener relay() {
+    return spans.relay();
+  }
+
+  @Override
+  public void handle(String subscription, Envelope event, Handler handler) throws Exception {
+    spans.handle(subscription, event, handler);
+  }
+}
