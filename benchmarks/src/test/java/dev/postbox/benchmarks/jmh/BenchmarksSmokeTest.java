@@ -70,6 +70,12 @@ class BenchmarksSmokeTest {
                 .map(r -> r.getParams().getParam("lanes")))
         .as("building the batch with 1 and with 4 lanes")
         .containsExactlyInAnyOrder("1", "4");
+    assertThat(
+            results.stream()
+                .filter(r -> r.getParams().getBenchmark().endsWith("TracingBenchmark.event"))
+                .map(r -> r.getParams().getParam("tracing")))
+        .as("the spans' cost: no tracer, SDK off, SDK on")
+        .containsExactlyInAnyOrder("none", "off", "on");
     for (RunResult r : results) {
       assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
     }
