@@ -46,6 +46,10 @@ final class ArtemisSubscriptionConsumer implements Consumer {
       System.getLogger(ArtemisSubscriptionConsumer.class.getName());
   private static final long RECEIVE_SLICE_MS = 100;
 
+  /** Artemis' scheduled delivery time property: epoch millis. */
+  private static final String SCHEDULED_DELIVERY_TIME =
+      org.apache.activemq.artemis.api.core.Message.HDR_SCHEDULED_DELIVERY_TIME.toString();
+
   private final Subscription subscription;
   private final ArtemisSettings settings;
   private final java.util.function.Consumer<ArtemisSubscriptionConsumer> onClose;
@@ -260,8 +264,11 @@ final class ArtemisSubscriptionConsumer implements Consumer {
         due = last;
       }
     }
+    // The absolute time, not a delivery delay: the client would add its own clock reading at the
+    // send to a delay, so two copies meant for one moment could get times a millisecond apart.
+    copy.setLongProperty(SCHEDULED_DELIVERY_TIME, due);
     MessageProducer retries = channel.retries();
-    retries.setDeliveryDelay(due - now);
+    retries.setDeliveryDelay(0);
     retries.send(
         original.getJMSDestination(),
         copy,
