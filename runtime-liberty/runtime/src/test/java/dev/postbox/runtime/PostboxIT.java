@@ -42,6 +42,13 @@ class PostboxIT {
   private final String topic = "embedded-" + UUID.randomUUID();
   private final Map<String, AtomicInteger> handled = new ConcurrentHashMap<>();
 
+  /**
+   * What the relay told its listener, in order ("publishing id" then "published id"). The listener
+   * throws from every call, as a broken tracer or metrics hook might: nothing of the relay may
+   * depend on it.
+   */
+  private final List<String> heard = java.util.Collections.synchronizedList(new ArrayList<>());
+
   @BeforeAll
   void start() {
     db = TestDatabase.create(TestDatabase.Kind.POSTGRESQL);
@@ -49,6 +56,21 @@ class PostboxIT {
         Postbox.builder()
             .settings(onKafka("postbox.poll-interval", "100ms"))
             .dataSource(db.dataSource())
+            .relayListener(
+                new dev.postbox.runtime.relay.RelayListener() {
+                  @Override
+                  public void publishing(List<dev.postbox.runtime.outbox.OutboxRow> batch) {
+                    batch.forEach(r -> heard.add("publishing " + r.eventId()));
+                    throw new IllegalStateException("a broken listener");
+                  }
+
+                  @Override
+                  public void published(
+                      List<dev.postbox.runtime.outbox.OutboxRow> rows, java.time.Instant at) {
+                    rows.forEach(r -> heard.add("published " + r.eventId()));
+                    throw new IllegalStateException("a broken listener");
+                  }
+                })
             .subscribe(
                 topic,
                 "embedded",
@@ -104,6 +126,11 @@ class PostboxIT {
         .atMost(Duration.ofSeconds(30))
         .until(() -> postbox.outboxOperations().lag().pending() == 0);
     assertThat(postbox.outboxOperations().leases()).hasSize(4);
+    // the listener threw from every call, and was told of each row before and after its publish
+    for (String id : committed) {
+      assertThat(heard).contains("publishing " + id, "published " + id);
+      assertThat(heard.indexOf("publishing " + id)).isLessThan(heard.indexOf("published " + id));
+    }
   }
 
   @Test

@@ -7,6 +7,7 @@ import dev.postbox.spi.Envelope;
 import io.opentelemetry.api.OpenTelemetry;
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.util.function.Function;
 
@@ -17,13 +18,21 @@ import java.util.function.Function;
 @ApplicationScoped
 public class OpenTelemetryTracing implements EventTracing {
 
-  @Inject OpenTelemetry openTelemetry;
+  @Inject Instance<OpenTelemetry> openTelemetry;
 
   private PostboxSpans spans;
 
   @PostConstruct
   void init() {
-    spans = new PostboxSpans(openTelemetry);
+    if (openTelemetry.isResolvable()) {
+      spans = new PostboxSpans(openTelemetry.get());
+    } else {
+      System.getLogger(OpenTelemetryTracing.class.getName())
+          .log(
+              System.Logger.Level.INFO,
+              "postbox-telemetry: no OpenTelemetry bean (enable mpTelemetry-2.1): no spans");
+      spans = new PostboxSpans(OpenTelemetry.noop());
+    }
   }
 
   @Override

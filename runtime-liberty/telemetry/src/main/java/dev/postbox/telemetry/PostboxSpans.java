@@ -36,9 +36,13 @@ import java.util.function.Function;
  *       propagated context, current while the handler runs.
  * </ol>
  *
- * Spans 2 to 4 are children of span 1, so the whole way is one trace. Rows and deliveries without a
- * trace context get no relay spans, and a consumer span of their own. Plain Java over the
- * OpenTelemetry API: when the SDK is off (MicroProfile Telemetry's default) every span is a no-op.
+ * Spans 2 to 4 are children of span 1, so the whole way is one trace. Rows and deliveries that
+ * carry no trace context (recorded before spans were turned on, or by another producer) get no
+ * relay spans, and a consumer span of their own. A failure is reported by the exception's class
+ * only (never its message or stack trace, which may hold payload). Nothing here may fail an event:
+ * a tracer that throws is logged once and the work goes on without spans. Plain Java over the
+ * OpenTelemetry API: when the SDK is off (MicroProfile Telemetry's default) every span is a no-op
+ * and events are left as they are.
  */
 public final class PostboxSpans implements EventTracing {
 
@@ -48,7 +52,7 @@ public final class PostboxSpans implements EventTracing {
   static final AttributeKey<String> OPERATION = AttributeKey.stringKey("messaging.operation.type");
   static final AttributeKey<String> MESSAGE_ID = AttributeKey.stringKey("messaging.message.id");
   static final AttributeKey<String> GROUP = AttributeKey.stringKey("messaging.consumer.group.name");
-  static final AttributeKey<String> KEY = AttributeKey.stringKey("postbox.event.key");
+  static final AttributeKey<String> ERROR_TYPE = AttributeKey.stringKey("error.type");
   static final AttributeKey<String> TYPE = AttributeKey.stringKey("postbox.event.type");
 
   private static final W3CTraceContextPropagator W3C = W3CTraceContextPropagator.getInstance();
@@ -66,8 +70,12 @@ public final class PostboxSpans implements EventTracing {
         }
       };
 
+  private static final System.Logger LOG = System.getLogger(PostboxSpans.class.getName());
+
   private final Tracer tracer;
   private final Relay relay = new Relay();
+  private final java.util.concurrent.atomic.AtomicBoolean warned =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   public PostboxSpans(OpenTelemetry openTelemetry) {
     this.tracer = openTelemetry.getTracer("dev.postbox", "1");
@@ -75,42 +83,61 @@ public final class PostboxSpans implements EventTracing {
 
   @Override
   public String record(OutboxEvent event, Function<OutboxEvent, String> record) {
-    Context parent =
-        Span.current().getSpanContext().isValid()
-            ? Context.current()
-            : W3C.extract(Context.current(), event.headers(), HEADERS);
-    Span span =
-        tracer
-            .spanBuilder("create " + event.destination())
-            .setSpanKind(SpanKind.PRODUCER)
-            .setParent(parent)
-            .setAttribute(SYSTEM, "postbox")
-            .setAttribute(OPERATION, "create")
-            .setAttribute(DESTINATION, event.destination())
-            .setAttribute(MESSAGE_ID, event.eventId())
-            .setAttribute(TYPE, event.type())
-            .startSpan();
+    Span span;
+    OutboxEvent traced;
+    try {
+      // The event's own context wins (set by the application, or carried on from its cause);
+      // else the current span's (the request's, the handler's); else a new trace.
+      Context own = W3C.extract(Context.root(), event.headers(), HEADERS);
+      Context parent =
+          Span.fromContext(own).getSpanContext().isValid()
+              ? own
+              : Span.current().getSpanContext().isValid() ? Context.current() : Context.root();
+      span =
+          tracer
+              .spanBuilder("create " + event.destination())
+              .setSpanKind(SpanKind.PRODUCER)
+              .setParent(parent)
+              .setAttribute(SYSTEM, "postbox")
+              .setAttribute(OPERATION, "create")
+              .setAttribute(DESTINATION, event.destination())
+              .setAttribute(MESSAGE_ID, event.eventId())
+              .setAttribute(TYPE, event.type())
+              .startSpan();
+      traced = withContext(event, span, parent);
+    } catch (RuntimeException tracingFailed) {
+      failedOnce(tracingFailed);
+      return record.apply(event); // spans are never worth an event
+    }
     try (Scope ignored = span.makeCurrent()) {
-      return record.apply(withContext(event, span));
+      return record.apply(traced);
     } catch (RuntimeException | Error e) {
-      span.recordException(e);
-      span.setStatus(StatusCode.ERROR);
+      failed(span, e);
       throw e;
     } finally {
-      span.end();
+      end(span, null);
     }
   }
 
-  /** The event carrying the span's context as its traceparent (and tracestate). */
-  private static OutboxEvent withContext(OutboxEvent event, Span span) {
-    if (!span.getSpanContext().isValid()) {
-      return event; // the SDK is off: leave the event's own context as it is
+  /**
+   * The event carrying a new span's context as its traceparent (its tracestate kept), or the event
+   * as it was: with the SDK off the "span" is only its parent again, and an event whose headers
+   * would then be too many or too long keeps its own.
+   */
+  private static OutboxEvent withContext(OutboxEvent event, Span span, Context parent) {
+    SpanContext made = span.getSpanContext();
+    if (!made.isValid() || made.equals(Span.fromContext(parent).getSpanContext())) {
+      return event;
     }
     Map<String, String> carrier = new HashMap<>(2);
-    W3C.inject(Context.current().with(span), carrier, Map::put);
+    W3C.inject(Context.root().with(span), carrier, Map::put);
     OutboxEvent.Builder b = event.toBuilder();
     carrier.forEach(b::header);
-    return b.build();
+    try {
+      return b.build();
+    } catch (IllegalArgumentException tooMuch) {
+      return event;
+    }
   }
 
   @Override
@@ -120,29 +147,68 @@ public final class PostboxSpans implements EventTracing {
 
   @Override
   public void handle(String subscription, Envelope event, Handler handler) throws Exception {
-    int slash = subscription.lastIndexOf('/');
-    String destination = slash < 0 ? subscription : subscription.substring(0, slash);
-    Context parent = W3C.extract(Context.root(), event.headers(), HEADERS);
-    Span span =
-        tracer
-            .spanBuilder("process " + destination)
-            .setSpanKind(SpanKind.CONSUMER)
-            .setParent(parent)
-            .setAttribute(SYSTEM, "postbox")
-            .setAttribute(OPERATION, "process")
-            .setAttribute(DESTINATION, destination)
-            .setAttribute(GROUP, slash < 0 ? "" : subscription.substring(slash + 1))
-            .setAttribute(MESSAGE_ID, event.id())
-            .setAttribute(TYPE, event.type())
-            .startSpan();
+    Span span;
+    try {
+      int slash = subscription.lastIndexOf('/');
+      String destination = slash < 0 ? subscription : subscription.substring(0, slash);
+      Context parent = W3C.extract(Context.root(), event.headers(), HEADERS);
+      span =
+          tracer
+              .spanBuilder("process " + destination)
+              .setSpanKind(SpanKind.CONSUMER)
+              .setParent(parent)
+              .setAttribute(SYSTEM, "postbox")
+              .setAttribute(OPERATION, "process")
+              .setAttribute(DESTINATION, destination)
+              .setAttribute(GROUP, slash < 0 ? "" : subscription.substring(slash + 1))
+              .setAttribute(MESSAGE_ID, event.id())
+              .setAttribute(TYPE, event.type())
+              .startSpan();
+    } catch (RuntimeException tracingFailed) {
+      failedOnce(tracingFailed);
+      handler.run();
+      return;
+    }
     try (Scope ignored = span.makeCurrent()) {
       handler.run();
     } catch (Exception | Error e) {
-      span.recordException(e);
-      span.setStatus(StatusCode.ERROR);
+      failed(span, e);
       throw e;
     } finally {
-      span.end();
+      end(span, null);
+    }
+  }
+
+  /**
+   * Marks a span failed with the exception's class only: its message and stack trace may hold
+   * payload or customer data, which the trace backend must not get.
+   */
+  private static void failed(Span span, Throwable e) {
+    try {
+      span.setAttribute(ERROR_TYPE, e.getClass().getName());
+      span.setStatus(StatusCode.ERROR, e.getClass().getSimpleName());
+    } catch (RuntimeException ignored) {
+      // the span is only a report
+    }
+  }
+
+  /** Ends a span at a time (or now), never letting the tracer's failure out. */
+  private void end(Span span, Instant at) {
+    try {
+      if (at == null) {
+        span.end();
+      } else {
+        span.end(at);
+      }
+    } catch (RuntimeException tracingFailed) {
+      failedOnce(tracingFailed);
+    }
+  }
+
+  private void failedOnce(RuntimeException e) {
+    if (warned.compareAndSet(false, true)) {
+      LOG.log(
+          System.Logger.Level.WARNING, "Postbox's spans failed (events go on without): " + e, e);
     }
   }
 
@@ -190,8 +256,10 @@ public final class PostboxSpans implements EventTracing {
       }
       Instant now = Instant.now();
       Span span = send(row, parent, since(now));
-      span.setStatus(StatusCode.ERROR, error);
-      span.end(now);
+      span.setStatus(
+          StatusCode.ERROR,
+          error == null || error.length() <= 200 ? error : error.substring(0, 200));
+      end(span, now);
     }
 
     private Span send(OutboxRow row, Context parent, Instant start) {
@@ -203,7 +271,6 @@ public final class PostboxSpans implements EventTracing {
           .setAttribute(OPERATION, "send")
           .setAttribute(DESTINATION, row.destination())
           .setAttribute(MESSAGE_ID, row.eventId())
-          .setAttribute(KEY, row.key() == null ? "" : row.key())
           .setStartTimestamp(start)
           .startSpan();
     }

@@ -163,7 +163,87 @@ class PostboxSpansTest {
         .hasMessage("card declined");
     SpanData process = named("process orders");
     assertThat(process.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
-    assertThat(process.getEvents()).anySatisfy(e -> assertThat(e.getName()).isEqualTo("exception"));
+    assertThat(process.getAttributes().get(PostboxSpans.ERROR_TYPE))
+        .isEqualTo(IllegalStateException.class.getName());
+    assertThat(process.getEvents())
+        .as("no exception event: its message and stack trace may hold payload")
+        .isEmpty();
+    assertThat(process.getStatus().getDescription()).doesNotContain("card declined");
+  }
+
+  @Test
+  void anEventsOwnTraceparentIsItsParentAndWithTheSdkOffItIsLeftAsItIs() {
+    String own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    OutboxEvent mine = order().toBuilder().header(Envelope.TRACEPARENT, own).build();
+    Span unrelated = sdk.getTracer("test").spanBuilder("unrelated").startSpan();
+    AtomicReference<OutboxEvent> recorded = new AtomicReference<>();
+    try (Scope ignored = unrelated.makeCurrent()) {
+      spans.record(
+          mine,
+          e -> {
+            recorded.set(e);
+            return e.eventId();
+          });
+    } finally {
+      unrelated.end();
+    }
+    SpanData create = named("create orders");
+    assertThat(create.getTraceId()).isEqualTo("0af7651916cd43dd8448eb211c80319c");
+    assertThat(create.getParentSpanId()).isEqualTo("b7ad6b7169203331");
+    assertThat(recorded.get().headers().get(Envelope.TRACEPARENT))
+        .contains("0af7651916cd43dd8448eb211c80319c")
+        .contains(create.getSpanId());
+
+    PostboxSpans off = new PostboxSpans(OpenTelemetry.noop());
+    AtomicReference<OutboxEvent> untouched = new AtomicReference<>();
+    try (Scope ignored = Span.wrap(create.getSpanContext()).makeCurrent()) {
+      off.record(
+          mine,
+          e -> {
+            untouched.set(e);
+            return e.eventId();
+          });
+    }
+    assertThat(untouched.get()).isSameAs(mine);
+  }
+
+  @Test
+  void aTracerThatThrowsNeverFailsARecordOrAHandler() throws Exception {
+    OpenTelemetrySdk broken =
+        OpenTelemetrySdk.builder()
+            .setTracerProvider(
+                SdkTracerProvider.builder()
+                    .addSpanProcessor(
+                        new io.opentelemetry.sdk.trace.SpanProcessor() {
+                          @Override
+                          public void onStart(
+                              io.opentelemetry.context.Context parent,
+                              io.opentelemetry.sdk.trace.ReadWriteSpan span) {
+                            throw new IllegalStateException("broken processor");
+                          }
+
+                          @Override
+                          public boolean isStartRequired() {
+                            return true;
+                          }
+
+                          @Override
+                          public void onEnd(io.opentelemetry.sdk.trace.ReadableSpan span) {
+                            throw new IllegalStateException("broken processor");
+                          }
+
+                          @Override
+                          public boolean isEndRequired() {
+                            return true;
+                          }
+                        })
+                    .build())
+            .build();
+    PostboxSpans spansOfBroken = new PostboxSpans(broken);
+    assertThat(spansOfBroken.record(order(), e -> "recorded")).isEqualTo("recorded");
+    AtomicReference<Boolean> ran = new AtomicReference<>(false);
+    spansOfBroken.handle("orders/payments", delivered(order()), () -> ran.set(true));
+    assertThat(ran.get()).isTrue();
   }
 
   @Test

@@ -132,12 +132,22 @@ public class PostboxRuntime {
   Outbox outbox(JtaCallerTransaction caller) {
     Postbox p = postbox(); // produced at the first call, after the start
     EventTracing tracing = tracing(tracers);
-    return event -> tracing.record(traced(event), e -> p.record(caller, e));
+    // The tracer sees the event as the application made it: a traceparent there is its own.
+    return event -> tracing.record(event, e -> p.record(caller, traced(e)));
   }
 
   /** The application's tracer, or none. */
   static EventTracing tracing(Instance<EventTracing> tracers) {
-    return tracers.isResolvable() ? tracers.get() : EventTracing.NONE;
+    if (tracers.isResolvable()) {
+      return tracers.get();
+    }
+    if (!tracers.isUnsatisfied()) {
+      System.getLogger(PostboxRuntime.class.getName())
+          .log(
+              System.Logger.Level.WARNING,
+              "more than one EventTracing bean: Postbox makes no spans; keep one");
+    }
+    return EventTracing.NONE;
   }
 
   @Produces

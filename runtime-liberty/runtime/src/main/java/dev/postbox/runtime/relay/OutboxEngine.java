@@ -264,23 +264,45 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     }
   }
 
+  /**
+   * The relay's listener: counts failures and fenced batches, and passes everything on to the
+   * application's listener, whose exceptions are logged (once) and never reach the relay: a broken
+   * metrics or tracing hook must not stop a batch from being published or marked.
+   */
   private RelayListener counting(RelayListener also) {
+    java.util.concurrent.atomic.AtomicBoolean warned =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.function.Consumer<Runnable> safely =
+        call -> {
+          try {
+            call.run();
+          } catch (RuntimeException e) {
+            if (warned.compareAndSet(false, true)) {
+              LOG.log(Level.WARNING, "the relay listener failed (ignored from now on): " + e, e);
+            }
+          }
+        };
     return new RelayListener() {
       @Override
+      public void publishing(List<OutboxRow> batch) {
+        safely.accept(() -> also.publishing(batch));
+      }
+
+      @Override
       public void published(List<OutboxRow> rows, Instant committedAt) {
-        also.published(rows, committedAt);
+        safely.accept(() -> also.published(rows, committedAt));
       }
 
       @Override
       public void failed(OutboxRow row, String error, boolean parked) {
         failures.incrementAndGet();
-        also.failed(row, error, parked);
+        safely.accept(() -> also.failed(row, error, parked));
       }
 
       @Override
       public void fenced(int partition, List<OutboxRow> rows) {
         fencedBatches.incrementAndGet();
-        also.fenced(partition, rows);
+        safely.accept(() -> also.fenced(partition, rows));
       }
     };
   }
