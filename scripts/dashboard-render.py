@@ -50,7 +50,9 @@ def number(v):
         return f"{v:,.0f}"
     if abs(v) >= 10 or v == int(v):
         return f"{v:.0f}"
-    return f"{v:.2f}"
+    if abs(v) >= 0.1:
+        return f"{v:.2f}"
+    return f"{v:.2g}"
 
 
 def stat_panel(p, prom, w, h):
@@ -80,7 +82,7 @@ def series_panel(p, prom, w, h, start, end, step):
     left, bottom = 52, 18
     pw = w - left - 10
     top_v = max([y for _, pts in lines for _, y in pts] + [0]) or 1
-    out = [f'<svg width="{w}" height="{h - 28}" font-size="10">']
+    out = [f'<svg width="{w}" height="{ph + 4}" font-size="10">']
     for i in range(5):
         v = top_v * i / 4
         y = 6 + (ph - bottom) * (1 - i / 4)
