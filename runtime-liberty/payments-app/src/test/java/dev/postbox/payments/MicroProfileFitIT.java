@@ -3,6 +3,7 @@ package dev.postbox.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.postbox.payments.crash.CrashPoints;
+import io.opentelemetry.proto.trace.v1.Span;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -31,21 +32,30 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * The Reactive Messaging connector {@code postbox} on a real Liberty, as an application uses it:
- * the payments WAR with {@code mpReactiveMessaging-3.0}, the connector jar and a small test app (a
- * servlet that sends with {@code Emitter}, an {@code @Incoming} method that writes a row), the
- * channels configured as server variables (MicroProfile Config), PostgreSQL, and the embedded
- * Artemis broker. The outgoing channel {@code rm-out} and the incoming channel {@code rm-in} meet
- * on the destination {@code rm-events}: what is sent comes back through the inbox.
+ * The MicroProfile fit on one real Liberty, as an application uses it: the payments WAR with {@code
+ * mpReactiveMessaging-3.0}, the connector jar and a small test app (a servlet that sends with
+ * {@code Emitter}, an {@code @Incoming} method that writes a row), the channels and MicroProfile
+ * Telemetry configured as server variables (MicroProfile Config), PostgreSQL, and the embedded
+ * Artemis broker.
+ *
+ * <ul>
+ *   <li>Reactive Messaging: the outgoing channel {@code rm-out} and the incoming channel {@code
+ *       rm-in} meet on the destination {@code rm-events}: what is sent comes back through the inbox
+ *       (tests 1 to 6).
+ *   <li>Traces: spans on, exported with OTLP (http/protobuf) to a collector this test runs; one
+ *       {@code POST /orders} must give one trace that covers the request, the order event's four
+ *       spans, the charge, the payment event's four spans and the notification (test 7).
+ * </ul>
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ReactiveMessagingIT {
+class MicroProfileFitIT {
 
   private static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test";
   private static final String SUBSCRIPTION = "rm-events/rm-it";
   private final String schema = "rm_it_" + Long.toHexString(System.nanoTime());
   private final HttpClient http = HttpClient.newHttpClient();
+  private final OtlpCollector collector = new OtlpCollector();
   private VariantServer server;
   private Path crashPoints;
 
@@ -78,7 +88,16 @@ class ReactiveMessagingIT {
                 Map.entry("mp.messaging.outgoing.rm-out.type", "RmTested"),
                 Map.entry("mp.messaging.incoming.rm-in.connector", "postbox"),
                 Map.entry("mp.messaging.incoming.rm-in.destination", "rm-events"),
-                Map.entry("mp.messaging.incoming.rm-in.group", "rm-it")));
+                Map.entry("mp.messaging.incoming.rm-in.group", "rm-it"),
+                // traces on, as an operator turns them on, exported to this test's collector
+                Map.entry("otel.sdk.disabled", "false"),
+                Map.entry("otel.service.name", "payments-mp-fit-it"),
+                Map.entry("otel.traces.exporter", "otlp"),
+                Map.entry("otel.exporter.otlp.traces.protocol", "http/protobuf"),
+                Map.entry("otel.exporter.otlp.traces.endpoint", collector.endpoint()),
+                Map.entry("otel.metrics.exporter", "none"),
+                Map.entry("otel.logs.exporter", "none"),
+                Map.entry("otel.bsp.schedule.delay", "200")));
     server.addFeatures("mpReactiveMessaging-3.0");
     try (var jars =
         Files.list(Path.of(System.getProperty("payments.adapters"), "reactive-messaging"))) {
@@ -95,6 +114,7 @@ class ReactiveMessagingIT {
     if (server != null) {
       server.close();
     }
+    collector.close();
     try (Connection c = DriverManager.getConnection(ADMIN_URL, "postgres", "");
         Statement s = c.createStatement()) {
       s.execute("DROP SCHEMA IF EXISTS " + schema + " CASCADE");
@@ -188,6 +208,96 @@ class ReactiveMessagingIT {
     // the broker redelivers the unacknowledged event; the inbox rejects it as a duplicate
     Awaitility.await().atMost(Duration.ofMinutes(2)).until(() -> duplicates() > duplicatesBefore);
     assertThat(effects(payload)).containsExactly(new Effect(1, true));
+  }
+
+  @Test
+  @Order(7)
+  void anOrderIsOneTraceFromTheRequestThroughThePaymentToTheNotification() {
+    PaymentsApi api = new PaymentsApi(server.url());
+    var placed = api.post("/orders", "{\"customer\":\"traced\",\"amountCents\":1234}");
+    assertThat(placed.statusCode()).as(placed.body()).isIn(200, 201, 202);
+
+    List<String> expected =
+        List.of(
+            "create orders",
+            "outbox orders",
+            "send orders",
+            "process orders",
+            "create payments",
+            "outbox payments",
+            "send payments",
+            "process payments");
+    Awaitility.await()
+        .atMost(java.time.Duration.ofMinutes(1))
+        .until(() -> names(traceOf("process payments")).containsAll(expected));
+
+    String trace = traceOf("process payments");
+    List<Span> ours =
+        collector.spans().stream()
+            .filter(s -> OtlpCollector.hex(s.getTraceId()).equals(trace))
+            .toList();
+    Span request =
+        ours.stream()
+            .filter(s -> s.getKind() == Span.SpanKind.SPAN_KIND_SERVER)
+            .filter(s -> s.getName().contains("/orders"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no server span in " + names(trace)));
+    Span createOrder = one(ours, "create orders");
+    Span processOrder = one(ours, "process orders");
+    Span createPayment = one(ours, "create payments");
+    Span processPayment = one(ours, "process payments");
+    assertThat(createOrder.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_PRODUCER);
+    assertThat(OtlpCollector.hex(createOrder.getParentSpanId()))
+        .as("the order event is recorded inside the request's span")
+        .isEqualTo(OtlpCollector.hex(request.getSpanId()));
+    for (String destination : List.of("orders", "payments")) {
+      Span create = one(ours, "create " + destination);
+      Span outbox = one(ours, "outbox " + destination);
+      Span send = one(ours, "send " + destination);
+      Span process = one(ours, "process " + destination);
+      assertThat(OtlpCollector.hex(outbox.getParentSpanId()))
+          .isEqualTo(OtlpCollector.hex(create.getSpanId()));
+      assertThat(outbox.getLinksList())
+          .as("the time in the outbox is linked to its producer span")
+          .anySatisfy(
+              l ->
+                  assertThat(OtlpCollector.hex(l.getSpanId()))
+                      .isEqualTo(OtlpCollector.hex(create.getSpanId())));
+      assertThat(outbox.getStartTimeUnixNano()).isLessThanOrEqualTo(send.getStartTimeUnixNano());
+      assertThat(send.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_PRODUCER);
+      assertThat(OtlpCollector.hex(send.getParentSpanId()))
+          .isEqualTo(OtlpCollector.hex(create.getSpanId()));
+      assertThat(process.getKind()).isEqualTo(Span.SpanKind.SPAN_KIND_CONSUMER);
+      assertThat(OtlpCollector.hex(process.getParentSpanId()))
+          .as("the consumer span's parent is the context the event carried")
+          .isEqualTo(OtlpCollector.hex(create.getSpanId()));
+    }
+    assertThat(OtlpCollector.hex(createPayment.getParentSpanId()))
+        .as("the charge records the payment event inside its consumer span")
+        .isEqualTo(OtlpCollector.hex(processOrder.getSpanId()));
+    assertThat(processPayment.getStatus().getCode())
+        .isNotEqualTo(io.opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR);
+  }
+
+  private String traceOf(String name) {
+    return collector.spans().stream()
+        .filter(s -> s.getName().equals(name))
+        .map(s -> OtlpCollector.hex(s.getTraceId()))
+        .findFirst()
+        .orElse("");
+  }
+
+  private List<String> names(String trace) {
+    return collector.spans().stream()
+        .filter(s -> OtlpCollector.hex(s.getTraceId()).equals(trace))
+        .map(Span::getName)
+        .toList();
+  }
+
+  private static Span one(List<Span> spans, String name) {
+    List<Span> found = spans.stream().filter(s -> s.getName().equals(name)).toList();
+    assertThat(found).as(name).hasSize(1);
+    return found.get(0);
   }
 
   record Effect(int attempt, boolean inTransaction) {}
