@@ -12,8 +12,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Test app code only (the {@code *-reactive-it.jar} that MicroProfileFitIT adds to its copy of
- * the WAR): sends one message on the outgoing channel {@code rm-out} with {@code Emitter}, in a
+ * Test app code only (the {@code *-reactive-it.jar} that MicroProfileFitIT adds to its copy of the
+ * WAR): sends one message on the outgoing channel {@code rm-out} with {@code Emitter}, in a
  * transaction that commits ({@code mode=commit}), one that rolls back ({@code rollback}), or none
  * ({@code none} with a key, {@code bare} a plain payload, answering with how the send ended).
  */
