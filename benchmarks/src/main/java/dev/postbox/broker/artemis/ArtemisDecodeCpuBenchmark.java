@@ -49,6 +49,6 @@ public class ArtemisDecodeCpuBenchmark {
 
   @Benchmark
   public Envelope decode() throws JMSException {
-    return CloudEventsJmsProperties.read(message);
+    return CloudEventsJmsProperties.read(message, CloudEventsJmsProperties.body(message));
   }
 }

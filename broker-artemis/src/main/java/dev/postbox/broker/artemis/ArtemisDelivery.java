@@ -16,13 +16,19 @@ final class ArtemisDelivery implements Delivery {
 
   private final ArtemisSubscriptionConsumer owner;
   private final Message message;
+  private final byte[] body;
   private final int attempt;
   private final AtomicBoolean settled = new AtomicBoolean();
   private volatile Envelope envelope;
 
-  ArtemisDelivery(ArtemisSubscriptionConsumer owner, Message message, int attempt) {
+  /**
+   * @param body the message's body, read when it was received (never read later: see {@link
+   *     ArtemisSubscriptionConsumer#poll})
+   */
+  ArtemisDelivery(ArtemisSubscriptionConsumer owner, Message message, byte[] body, int attempt) {
     this.owner = owner;
     this.message = message;
+    this.body = body;
     this.attempt = attempt;
   }
 
@@ -31,7 +37,7 @@ final class ArtemisDelivery implements Delivery {
     Envelope e = envelope;
     if (e == null) {
       try {
-        e = CloudEventsJmsProperties.read(message);
+        e = CloudEventsJmsProperties.read(message, body);
       } catch (JMSException failure) {
         throw new RetriableBrokerException("reading a JMS message failed: " + failure, failure);
       }
@@ -75,6 +81,11 @@ final class ArtemisDelivery implements Delivery {
 
   Message message() {
     return message;
+  }
+
+  /** The body as received; not a copy. */
+  byte[] body() {
+    return body;
   }
 
   @Override

@@ -151,7 +151,10 @@ final class ArtemisSubscriptionConsumer implements Consumer {
                 ? consumer.receive(Math.max(1, Math.min(remainingMs, RECEIVE_SLICE_MS)))
                 : consumer.receiveNoWait();
         if (m != null) {
-          ArtemisDelivery d = new ArtemisDelivery(this, m, attempt(m));
+          // The body is read now, before the next receive: the JMS client streams a large
+          // message's body, and a receive before it is read leaves it cut at the front.
+          ArtemisDelivery d =
+              new ArtemisDelivery(this, m, CloudEventsJmsProperties.body(m), attempt(m));
           inFlight.add(d);
           out.add(d);
           continue;
@@ -230,7 +233,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   private void resendLater(ArtemisDelivery d, Duration delay) throws JMSException {
     Message original = d.message();
     BytesMessage copy = channel.session().createBytesMessage();
-    copy.writeBytes(CloudEventsJmsProperties.body(original));
+    copy.writeBytes(d.body());
     for (var p : CloudEventsJmsProperties.properties(original).entrySet()) {
       String name = p.getKey();
       if (name.startsWith("JMSX") && !name.equals(CloudEventsJmsProperties.GROUP)) {

@@ -44,11 +44,12 @@ final class CloudEventsJmsProperties {
   /**
    * Reads an envelope back.
    *
+   * @param body the message's body, as {@link #body} read it
    * @throws MalformedMessageException when the message is not a valid CloudEvent
    */
-  static Envelope read(Message m) throws JMSException {
+  static Envelope read(Message m, byte[] body) throws JMSException {
     Map<String, String> raw = properties(m);
-    return WIRE.read(raw, null, body(m), raw);
+    return WIRE.read(raw, null, body, raw);
   }
 
   static byte[] body(Message m) throws JMSException {

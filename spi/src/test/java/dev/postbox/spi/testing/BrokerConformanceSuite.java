@@ -495,6 +495,41 @@ public abstract class BrokerConformanceSuite {
         .isInstanceOf(IllegalStateException.class);
   }
 
+  // 14
+  @Test
+  public final void payloadsAtTheLimitArriveWholeWhenSeveralComeInOnePoll() {
+    String destination = newDestination();
+    Consumer consumer = subscribe(destination, group());
+    int size = Math.min(broker.capabilities().maxMessageBytes(), 2 * 1024 * 1024);
+    Map<String, byte[]> sent = new LinkedHashMap<>();
+    List<Envelope> batch = new ArrayList<>();
+    for (int n = 0; n < 3; n++) {
+      byte[] payload = new byte[size];
+      for (int i = 0; i < size; i++) {
+        payload[i] = (byte) (i * 31 + n * 7 + (i >> 8));
+      }
+      Envelope e =
+          Envelope.builder()
+              .source(source)
+              .type("Large")
+              .key("large-" + n)
+              .payload(payload)
+              .build();
+      sent.put(e.id(), payload);
+      batch.add(e);
+    }
+    broker.publisher().publishAll(destination, batch);
+    // Read as the inbox does: a poll of several, the payloads only after the poll returned.
+    List<Delivery> got = receive(consumer, 3, deliveryTimeout());
+    for (Delivery d : got) {
+      Envelope e = d.envelope();
+      assertThat(e.payload())
+          .as("the payload of %s (%d bytes) arrived whole", e.id(), size)
+          .isEqualTo(sent.get(e.id()));
+      d.ack();
+    }
+  }
+
   // ---- helpers for subclasses' extra tests too ----
 
   /** A new consumer group name. */
