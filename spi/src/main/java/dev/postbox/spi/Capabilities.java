@@ -18,6 +18,8 @@ import java.util.Objects;
  * @param maxNackDelay the longest delay a nack accepts; never {@code null}
  * @param maxMessageBytes the largest payload, in bytes, that {@link Publisher#publish} accepts;
  *     larger payloads fail with {@link PermanentBrokerException}
+ * @param wireRules the broker's own rules for destinations and envelopes, beyond {@link
+ *     EventRules}; {@link WireRules#NONE} when it has none, never {@code null}
  */
 public record Capabilities(
     boolean perKeyOrdering,
@@ -25,10 +27,12 @@ public record Capabilities(
     Duration deduplicationWindow,
     boolean delayedRedelivery,
     Duration maxNackDelay,
-    int maxMessageBytes) {
+    int maxMessageBytes,
+    WireRules wireRules) {
 
   public Capabilities {
     Objects.requireNonNull(deduplicationWindow, "deduplicationWindow");
+    Objects.requireNonNull(wireRules, "wireRules");
     Objects.requireNonNull(maxNackDelay, "maxNackDelay");
     if (maxMessageBytes <= 0) {
       throw new IllegalArgumentException("maxMessageBytes must be positive: " + maxMessageBytes);
@@ -37,6 +41,48 @@ public record Capabilities(
       throw new IllegalArgumentException(
           "deduplicationWindow must be positive exactly when nativeDeduplication is on");
     }
+  }
+
+  /** Capabilities without wire rules of their own ({@link WireRules#NONE}). */
+  public Capabilities(
+      boolean perKeyOrdering,
+      boolean nativeDeduplication,
+      Duration deduplicationWindow,
+      boolean delayedRedelivery,
+      Duration maxNackDelay,
+      int maxMessageBytes) {
+    this(
+        perKeyOrdering,
+        nativeDeduplication,
+        deduplicationWindow,
+        delayedRedelivery,
+        maxNackDelay,
+        maxMessageBytes,
+        WireRules.NONE);
+  }
+
+  /**
+   * The one check of an event for this broker, before anything is sent or committed: the
+   * destination's name ({@link EventRules#checkDestination}), the payload against {@link
+   * #maxMessageBytes()}, then the broker's {@link #wireRules()}. The envelope itself already keeps
+   * {@link EventRules}. The runtime calls this when an event is recorded; adapters' publishers call
+   * it before they send.
+   *
+   * @throws InvalidEventException naming the field and the rule broken
+   */
+  public void check(String destination, Envelope envelope) {
+    EventRules.checkDestination(destination);
+    if (envelope.payloadSize() > maxMessageBytes) {
+      throw new InvalidEventException(
+          "payload",
+          "is "
+              + envelope.payloadSize()
+              + " bytes, over this broker's limit of "
+              + maxMessageBytes
+              + " (max.message.bytes)");
+    }
+    wireRules.checkDestination(destination);
+    wireRules.check(envelope);
   }
 
   /**
@@ -55,6 +101,7 @@ public record Capabilities(
     private boolean delayedRedelivery;
     private Duration maxNackDelay = Duration.ZERO;
     private int maxMessageBytes = 256 * 1024;
+    private WireRules wireRules = WireRules.NONE;
 
     private Builder() {}
 
@@ -82,6 +129,12 @@ public record Capabilities(
       return this;
     }
 
+    /** The broker's own rules for destinations and envelopes. */
+    public Builder wireRules(WireRules rules) {
+      this.wireRules = rules;
+      return this;
+    }
+
     public Capabilities build() {
       return new Capabilities(
           perKeyOrdering,
@@ -89,7 +142,8 @@ public record Capabilities(
           deduplicationWindow,
           delayedRedelivery,
           maxNackDelay,
-          maxMessageBytes);
+          maxMessageBytes,
+          wireRules);
     }
   }
 }

@@ -18,9 +18,12 @@ import java.util.regex.Pattern;
  * CloudEvents binding: {@code id}, {@code source}, {@code type}, {@code subject}, {@code time},
  * {@code datacontenttype}, and the partitioning extension {@code partitionkey} for {@link #key()}.
  *
- * <p>Instances are immutable and validated at construction. Every constraint violation throws
- * {@link IllegalArgumentException} with a message that names the attribute. The payload is copied
- * in and out, so no caller can change an envelope after the fact.
+ * <p>Instances are immutable and validated at construction, by the rules every stage of every
+ * broker and database carries ({@link EventRules}: no control characters or unpaired surrogates in
+ * any text, a time within the years 1 to 9999) and the sizes below. Every violation throws {@link
+ * InvalidEventException} naming the attribute and the rule. The payload is copied in and out, so no
+ * caller can change an envelope after the fact. A broker's stricter rules are in its {@link
+ * Capabilities#check(String, Envelope)}.
  *
  * @param id the event id, unique per source; never blank, at most {@value #MAX_ID_LENGTH} chars
  * @param source the CloudEvents source (a URI reference); never blank
@@ -98,6 +101,7 @@ public record Envelope(
     requireText("key", key, MAX_ATTRIBUTE_LENGTH, true);
     requireText("datacontenttype", dataContentType, MAX_ATTRIBUTE_LENGTH, true);
     Objects.requireNonNull(time, "envelope time must not be null");
+    EventRules.checkTime(time);
     Objects.requireNonNull(headers, "envelope headers must not be null (use an empty map)");
     Objects.requireNonNull(payload, "envelope payload must not be null (use an empty array)");
     headers = validatedHeaders(headers);
@@ -188,21 +192,24 @@ public record Envelope(
       if (optional) {
         return;
       }
-      throw new IllegalArgumentException("envelope " + name + " must not be null");
+      throw new InvalidEventException(name, "must not be null");
     }
     if (value.isBlank()) {
-      throw new IllegalArgumentException(
-          "envelope " + name + " must not be blank" + (optional ? " (use null for none)" : ""));
+      throw new InvalidEventException(
+          name, "must not be blank" + (optional ? " (use null for none)" : ""));
     }
     if (value.length() > maxLength) {
-      throw new IllegalArgumentException(
-          "envelope " + name + " is " + value.length() + " chars, the limit is " + maxLength);
+      throw new InvalidEventException(
+          name, "is " + value.length() + " chars, the limit is " + maxLength);
     }
+    EventRules.checkText(name, value);
   }
 
   private static Map<String, String> validatedHeaders(Map<String, String> headers) {
     if (headers.size() > MAX_HEADERS) {
-      throw new IllegalArgumentException(
+      throw new InvalidEventException(
+          "headers",
+          "are " + headers.size() + ", the limit is " + MAX_HEADERS,
           "envelope has " + headers.size() + " headers, the limit is " + MAX_HEADERS);
     }
     int bytes = 0;
@@ -211,34 +218,53 @@ public record Envelope(
       String name = h.getKey();
       String value = h.getValue();
       if (name == null || !HEADER_NAME.matcher(name).matches()) {
-        throw new IllegalArgumentException(
-            "envelope header name '"
-                + name
-                + "' is invalid: use lower-case ASCII letters and digits only (CloudEvents)");
+        throw new InvalidEventException(
+            "header name '" + printable(name) + "'",
+            "is invalid: use lower-case ASCII letters and digits only (CloudEvents)");
       }
       if (name.length() > MAX_HEADER_NAME_LENGTH) {
-        throw new IllegalArgumentException(
-            "envelope header name '" + name + "' is longer than " + MAX_HEADER_NAME_LENGTH);
+        throw new InvalidEventException(
+            "header name '" + name + "'", "is longer than " + MAX_HEADER_NAME_LENGTH);
       }
       if (RESERVED_NAMES.contains(name)) {
-        throw new IllegalArgumentException(
-            "envelope header name '" + name + "' is a CloudEvents attribute: set it directly");
+        throw new InvalidEventException(
+            "header name '" + name + "'", "is a CloudEvents attribute: set it directly");
       }
       if (value == null) {
-        throw new IllegalArgumentException("envelope header '" + name + "' has a null value");
+        throw new InvalidEventException("header '" + name + "'", "has a null value");
       }
+      EventRules.checkText("header " + name, value);
       if (name.equals(TRACEPARENT) && !TRACEPARENT_FORMAT.matcher(value).matches()) {
-        throw new IllegalArgumentException(
-            "envelope header traceparent '" + value + "' is not W3C trace context format");
+        throw new InvalidEventException(
+            "header traceparent '" + value + "'", "is not W3C trace context format");
       }
       bytes += name.length() + value.getBytes(StandardCharsets.UTF_8).length;
       copy.put(name, value);
     }
     if (bytes > MAX_HEADER_BYTES) {
-      throw new IllegalArgumentException(
-          "envelope headers take " + bytes + " bytes, the limit is " + MAX_HEADER_BYTES);
+      throw new InvalidEventException(
+          "headers", "take " + bytes + " bytes, the limit is " + MAX_HEADER_BYTES);
     }
     return Collections.unmodifiableMap(copy);
+  }
+
+  /** A header name fit for a message: control characters and surrogates shown as code points. */
+  private static String printable(String name) {
+    if (name == null) {
+      return "null";
+    }
+    StringBuilder out = new StringBuilder();
+    name.codePoints()
+        .limit(64)
+        .forEach(
+            c -> {
+              if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || (c >= 0xD800 && c <= 0xDFFF)) {
+                out.append(EventRules.codePoint(c));
+              } else {
+                out.appendCodePoint(c);
+              }
+            });
+    return out.toString();
   }
 
   /** Builds an {@link Envelope}; not thread-safe. Validation happens in {@link #build()}. */

@@ -66,19 +66,24 @@ public final class KeyedBatch {
   }
 
   /**
-   * The failure for an envelope whose payload is over an adapter's limit.
+   * Checks the envelope at {@code index} with {@link Capabilities#check}. One the broker cannot
+   * carry is stopped with {@link #refused}, so its key's later envelopes are held back.
    *
-   * @param limitName the configuration key of the limit, e.g. {@code max.message.bytes}
+   * @return whether it was refused (then it must not be sent)
    */
-  public static PermanentBrokerException tooLarge(Envelope e, int limit, String limitName) {
+  public boolean refuses(int index, String destination, Envelope envelope, Capabilities caps) {
+    try {
+      caps.check(destination, envelope);
+      return false;
+    } catch (InvalidEventException invalid) {
+      stop(index, envelope, refused(envelope, invalid));
+      return true;
+    }
+  }
+
+  /** The failure for an envelope the broker's {@link Capabilities#check} refuses: permanent. */
+  public static PermanentBrokerException refused(Envelope e, InvalidEventException invalid) {
     return new PermanentBrokerException(
-        "envelope "
-            + e.id()
-            + ": payload of "
-            + e.payloadSize()
-            + " bytes exceeds "
-            + limitName
-            + " "
-            + limit);
+        "envelope " + e.id() + " cannot be published: " + invalid.getMessage(), invalid);
   }
 }

@@ -40,9 +40,18 @@ class KeyedBatchTest {
   }
 
   @Test
-  void tooLargeNamesTheEventTheSizeAndTheLimitsKey() {
-    assertThat(KeyedBatch.tooLarge(event("e-9", null), 4, "max.message.bytes"))
+  void anEnvelopeTheCapabilitiesRefuseIsStoppedPermanentlyNamingTheRuleAndHoldsItsKeyBack() {
+    Capabilities caps = Capabilities.builder().maxMessageBytes(4).build();
+    KeyedBatch batch = new KeyedBatch(2);
+    assertThat(batch.refuses(0, "q", event("e-9", "k"), caps)).isTrue();
+    assertThat(batch.heldBack(1, event("e-10", "k"))).isTrue();
+    BatchPublishException e = catchThrowableOfType(BatchPublishException.class, batch::finish);
+    assertThat(e.failures().get(0))
         .isInstanceOf(PermanentBrokerException.class)
-        .hasMessage("envelope e-9: payload of 5 bytes exceeds max.message.bytes 4");
+        .hasMessage(
+            "envelope e-9 cannot be published: envelope payload is 5 bytes, over"
+                + " this broker's limit of 4 (max.message.bytes)");
+    Capabilities roomy = Capabilities.builder().maxMessageBytes(5).build();
+    assertThat(new KeyedBatch(1).refuses(0, "q", event("e-1", "k"), roomy)).isFalse();
   }
 }

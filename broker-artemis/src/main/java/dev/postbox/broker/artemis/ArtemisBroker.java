@@ -39,7 +39,8 @@ final class ArtemisBroker implements Broker {
         Capabilities.builder()
             .perKeyOrdering(true)
             .delayedRedelivery(settings.maxNackDelay())
-            .maxMessageBytes(settings.maxMessageBytes());
+            .maxMessageBytes(settings.maxMessageBytes())
+            .wireRules(ArtemisWireRules.INSTANCE);
     if (settings.duplicateDetection()) {
       caps.nativeDeduplication(settings.duplicateDetectionWindow());
     }
@@ -62,11 +63,19 @@ final class ArtemisBroker implements Broker {
   }
 
   static Destination destination(Session session, String name) throws JMSException {
-    if (name.startsWith(TOPIC_PREFIX)) {
-      return session.createTopic(name.substring(TOPIC_PREFIX.length()));
+    return name.startsWith(TOPIC_PREFIX)
+        ? session.createTopic(addressName(name))
+        : session.createQueue(addressName(name));
+  }
+
+  /** The queue's or topic's own name, without the {@code topic:} or {@code queue:} prefix. */
+  static String addressName(String destination) {
+    if (destination.startsWith(TOPIC_PREFIX)) {
+      return destination.substring(TOPIC_PREFIX.length());
     }
-    return session.createQueue(
-        name.startsWith(QUEUE_PREFIX) ? name.substring(QUEUE_PREFIX.length()) : name);
+    return destination.startsWith(QUEUE_PREFIX)
+        ? destination.substring(QUEUE_PREFIX.length())
+        : destination;
   }
 
   @Override

@@ -4,7 +4,6 @@ import dev.postbox.spi.BatchPublishException;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.KeyedBatch;
-import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Publisher;
 import jakarta.jms.BytesMessage;
 import jakarta.jms.Connection;
@@ -38,7 +37,6 @@ final class ArtemisPublisher implements Publisher {
 
   @Override
   public void publish(String destination, Envelope envelope) {
-    checkSize(envelope);
     Publisher.publishAsBatchOfOne(this, destination, envelope);
   }
 
@@ -58,14 +56,8 @@ final class ArtemisPublisher implements Publisher {
     List<Integer> sendable = new ArrayList<>();
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
-      if (keyed.heldBack(i, e)) {
-        continue;
-      }
-      try {
-        checkSize(e);
+      if (!keyed.heldBack(i, e) && !keyed.refuses(i, destination, e, broker.capabilities())) {
         sendable.add(i);
-      } catch (PermanentBrokerException tooBig) {
-        keyed.stop(i, e, tooBig);
       }
     }
     if (!sendable.isEmpty()) {
@@ -118,12 +110,6 @@ final class ArtemisPublisher implements Publisher {
       }
     }
     return false;
-  }
-
-  private void checkSize(Envelope e) {
-    if (e.payloadSize() > settings.maxMessageBytes()) {
-      throw KeyedBatch.tooLarge(e, settings.maxMessageBytes(), "max.message.bytes");
-    }
   }
 
   private Channel borrow() throws JMSException {

@@ -2,6 +2,8 @@ package dev.postbox.broker.kafka;
 
 import dev.postbox.spi.CloudEventsWire;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.EventRules;
+import dev.postbox.spi.InvalidEventException;
 import dev.postbox.spi.MalformedMessageException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -49,16 +51,32 @@ final class CloudEventsKafkaHeaders {
    * @throws MalformedMessageException when required attributes are missing or invalid
    */
   static Envelope fromRecord(byte[] key, byte[] value, Headers headers) {
-    Map<String, String> raw = new LinkedHashMap<>();
+    byte[] payload = value == null ? new byte[0] : value;
+    Map<String, String> raw = new LinkedHashMap<>(); // as received, for a dead letter
+    Map<String, String> text = new LinkedHashMap<>(); // strictly decoded
+    InvalidEventException notUtf8 = null;
     for (Header header : headers) {
-      raw.put(
-          header.key(),
-          header.value() == null ? "" : new String(header.value(), StandardCharsets.UTF_8));
+      byte[] bytes = header.value() == null ? new byte[0] : header.value();
+      raw.put(header.key(), new String(bytes, StandardCharsets.UTF_8));
+      try {
+        text.put(header.key(), EventRules.utf8("header " + header.key(), bytes));
+      } catch (InvalidEventException e) {
+        notUtf8 = notUtf8 == null ? e : notUtf8;
+      }
     }
-    return WIRE.read(
-        raw,
-        key == null ? null : new String(key, StandardCharsets.UTF_8),
-        value == null ? new byte[0] : value,
-        raw);
+    String keyText = null;
+    if (key != null) {
+      try {
+        keyText = EventRules.utf8("key", key);
+      } catch (InvalidEventException e) {
+        notUtf8 = notUtf8 == null ? e : notUtf8;
+      }
+    }
+    if (notUtf8 != null) {
+      // Replacing the bad bytes would change the event: it is not the event that was sent.
+      throw new MalformedMessageException(
+          "invalid CloudEvent: " + notUtf8.getMessage(), payload, raw, notUtf8);
+    }
+    return WIRE.read(text, keyText, payload, raw);
   }
 }

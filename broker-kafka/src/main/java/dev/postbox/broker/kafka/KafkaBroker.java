@@ -42,14 +42,19 @@ final class KafkaBroker implements Broker {
 
   private KafkaBroker(KafkaSettings settings) {
     this.settings = settings;
-    this.capabilities =
-        Capabilities.builder()
-            .perKeyOrdering(true)
-            .delayedRedelivery(settings.maxNackDelay())
-            .maxMessageBytes(settings.maxMessageBytes())
-            .build();
+    this.capabilities = capabilities(settings);
     // The producer connects lazily; an unreachable cluster shows up as a retriable publish error.
-    this.publisher = new KafkaPublisher(settings, closed);
+    this.publisher = new KafkaPublisher(settings, capabilities, closed);
+  }
+
+  /** What a broker with these settings can do; constant for its life. */
+  static Capabilities capabilities(KafkaSettings settings) {
+    return Capabilities.builder()
+        .perKeyOrdering(true)
+        .delayedRedelivery(settings.maxNackDelay())
+        .maxMessageBytes(settings.maxMessageBytes())
+        .wireRules(KafkaWireRules.INSTANCE)
+        .build();
   }
 
   static KafkaBroker open(KafkaSettings settings) {

@@ -2,7 +2,9 @@ package dev.postbox.broker.kafka;
 
 import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;
+import dev.postbox.spi.Capabilities;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.InvalidEventException;
 import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.Publisher;
 import dev.postbox.spi.RetriableBrokerException;
@@ -25,13 +27,13 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 final class KafkaPublisher implements Publisher {
 
   private final KafkaProducer<byte[], byte[]> producer;
-  private final int maxMessageBytes;
+  private final Capabilities capabilities;
   private final Duration timeout;
   private final AtomicBoolean brokerClosed;
 
-  KafkaPublisher(KafkaSettings settings, AtomicBoolean brokerClosed) {
+  KafkaPublisher(KafkaSettings settings, Capabilities capabilities, AtomicBoolean brokerClosed) {
     this.producer = new KafkaProducer<>(settings.producerProperties());
-    this.maxMessageBytes = settings.maxMessageBytes();
+    this.capabilities = capabilities;
     // Metadata may take max.block.ms before the delivery timeout starts: allow both.
     this.timeout = settings.publishTimeout().multipliedBy(2).plusSeconds(1);
     this.brokerClosed = brokerClosed;
@@ -96,8 +98,10 @@ final class KafkaPublisher implements Publisher {
     if (destination == null || destination.isBlank()) {
       throw new IllegalArgumentException("destination must not be blank");
     }
-    if (envelope.payloadSize() > maxMessageBytes) {
-      throw KeyedBatch.tooLarge(envelope, maxMessageBytes, "max.message.bytes");
+    try {
+      capabilities.check(destination, envelope);
+    } catch (InvalidEventException invalid) {
+      throw KeyedBatch.refused(envelope, invalid);
     }
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(

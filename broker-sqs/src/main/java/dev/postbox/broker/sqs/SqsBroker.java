@@ -49,7 +49,8 @@ final class SqsBroker implements Broker {
         Capabilities.builder()
             .perKeyOrdering(fifo)
             .delayedRedelivery(settings.maxNackDelay())
-            .maxMessageBytes(payloadLimit);
+            .maxMessageBytes(payloadLimit)
+            .wireRules(new SqsWireRules(fifo, settings.maxMessageBytes()));
     if (fifo) {
       caps.nativeDeduplication(Duration.ofMinutes(5));
     }

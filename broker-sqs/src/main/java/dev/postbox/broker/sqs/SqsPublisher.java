@@ -64,30 +64,10 @@ final class SqsPublisher implements Publisher {
     int chunkBytes = 0;
     for (int i = 0; i < batch.size(); i++) {
       Envelope e = batch.get(i);
-      if (keyed.heldBack(i, e)) {
-        continue;
+      if (keyed.heldBack(i, e) || keyed.refuses(i, destination, e, broker.capabilities())) {
+        continue; // refused: the payload limit, the whole message's size, the characters
       }
       SqsMessageCodec.Encoded encoded = SqsMessageCodec.encode(e);
-      // Two limits: the payload limit the broker advertises (so callers can rely on it whatever
-      // the encoding), and what SQS itself takes for body plus attributes.
-      int payloadLimit = broker.capabilities().maxMessageBytes();
-      if (e.payloadSize() > payloadLimit || encoded.size() > settings.maxMessageBytes()) {
-        PermanentBrokerException tooBig =
-            new PermanentBrokerException(
-                "envelope "
-                    + e.id()
-                    + ": payload of "
-                    + e.payloadSize()
-                    + " bytes (limit "
-                    + payloadLimit
-                    + ") makes an SQS message of "
-                    + encoded.size()
-                    + " bytes with attributes (limit max.message.bytes "
-                    + settings.maxMessageBytes()
-                    + ")");
-        keyed.stop(i, e, tooBig);
-        continue;
-      }
       if (chunk.size() == MAX_BATCH_ENTRIES
           || chunkBytes + encoded.size() > settings.maxMessageBytes()) {
         send(queueUrl, chunk, keyed);

@@ -19,6 +19,7 @@ import dev.postbox.runtime.relay.RelayListener;
 import dev.postbox.runtime.retention.DatePartitions;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
+import dev.postbox.spi.InvalidEventException;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -272,13 +274,20 @@ public final class Postbox implements AutoCloseable {
    * Writes the event next to the caller's business rows, in the caller's transaction: it exists if
    * and only if that transaction commits, and is published after the commit.
    *
+   * <p>The event is checked first against the configured broker's own rules ({@link
+   * dev.postbox.spi.Capabilities#check}: its destination names, its message size, its characters),
+   * so an event the relay could not publish is never committed.
+   *
    * @return the event id
    * @throws IllegalStateException no transaction is active; nothing is recorded
+   * @throws InvalidEventException the broker cannot carry the event; nothing is recorded and the
+   *     transaction is marked rollback only
    * @throws DataAccessException the row could not be written; the transaction is marked rollback
    *     only
    */
   public String record(CallerTransaction caller, OutboxEvent event) {
     caller.checkActive();
+    check(caller, event);
     OutboxRepository repository = outbox.repository();
     int partition = Partitioner.partition(event.key(), event.eventId(), repository.partitions());
     try (Connection c = caller.connection()) {
@@ -294,6 +303,40 @@ public final class Postbox implements AutoCloseable {
     Set<Integer> touched = caller.perTransaction(PARTITIONS_KEY, HashSet::new, outbox::committed);
     touched.add(partition);
     return event.eventId();
+  }
+
+  /**
+   * The configured broker's rules, then the payload limit of this instance's own subscriptions to
+   * the destination: what the relay could not publish, or this inbox would dead-letter as
+   * OVERSIZED, is refused now, and the caller's transaction is marked rollback only.
+   */
+  private void check(CallerTransaction caller, OutboxEvent event) {
+    try {
+      if (broker != null) {
+        broker.capabilities().check(event.destination(), event.envelope());
+      }
+      OptionalInt inboxLimit = inbox.payloadLimit(event.destination());
+      if (inboxLimit.isPresent() && event.payloadSize() > inboxLimit.getAsInt()) {
+        throw new InvalidEventException(
+            "payload",
+            "is "
+                + event.payloadSize()
+                + " bytes, over the max-payload-bytes of this application's inbox for "
+                + event.destination()
+                + " ("
+                + inboxLimit.getAsInt()
+                + ")");
+      }
+    } catch (InvalidEventException refused) {
+      caller.setRollbackOnly();
+      throw new InvalidEventException(
+          refused.field(),
+          refused.rule(),
+          "outbox event cannot be published"
+              + (broker == null ? "" : " by the " + broker.name() + " broker")
+              + ": "
+              + refused.getMessage());
+    }
   }
 
   /** Lag, FAILED rows, leases, and this instance's relay. */

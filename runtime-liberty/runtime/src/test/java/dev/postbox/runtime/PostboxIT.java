@@ -7,9 +7,8 @@ import static org.awaitility.Awaitility.await;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.testing.JdbcCallerTransaction;
 import dev.postbox.runtime.testing.TestDatabase;
-import java.lang.reflect.Proxy;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,8 +19,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -94,19 +91,19 @@ class PostboxIT {
   void committedEventsReachTheHandlerOnceAndRolledBackOnesNever() throws SQLException {
     List<String> committed = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+      try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {
         committed.add(postbox.record(tx, event("order-" + (i % 3))));
         tx.commit();
       }
     }
     String rolledBack;
-    try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+    try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {
       rolledBack = postbox.record(tx, event("order-0"));
       tx.rollback();
     }
     // Recorded after the rolled-back one on its key: once it arrives, the other would have too.
     String last;
-    try (JdbcCaller tx = new JdbcCaller(db.dataSource().getConnection())) {
+    try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {
       last = postbox.record(tx, event("order-0"));
       tx.commit();
     }
@@ -136,12 +133,38 @@ class PostboxIT {
   @Test
   void recordingOutsideATransactionFailsAndWritesNothing() throws SQLException {
     long before = db.count("SELECT COUNT(*) FROM postbox_outbox");
-    JdbcCaller closed = new JdbcCaller(db.dataSource().getConnection());
+    JdbcCallerTransaction closed = new JdbcCallerTransaction(db.dataSource().getConnection());
     closed.rollback();
     closed.close();
     assertThatThrownBy(() -> postbox.record(closed, event("k")))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("no transaction");
+    assertThat(db.count("SELECT COUNT(*) FROM postbox_outbox")).isEqualTo(before);
+  }
+
+  @Test
+  void anEventTheBrokerCannotCarryIsRefusedInTheCallersTransactionNamingTheRule()
+      throws SQLException {
+    long before = db.count("SELECT COUNT(*) FROM postbox_outbox");
+    try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {
+      OutboxEvent badTopic = event("k").toBuilder().destination("orders and more").build();
+      assertThatThrownBy(() -> postbox.record(tx, badTopic))
+          .isInstanceOfSatisfying(
+              dev.postbox.spi.InvalidEventException.class,
+              e -> assertThat(e.field()).isEqualTo("destination"))
+          .hasMessageContaining("by the kafka broker")
+          .hasMessageContaining("is not a Kafka topic name");
+      assertThatThrownBy(tx::checkActive)
+          .as("the caller's transaction is marked rollback only")
+          .isInstanceOf(IllegalStateException.class);
+      tx.rollback();
+    }
+    try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {
+      OutboxEvent huge = event("k").toBuilder().payload(new byte[1_000_001]).build();
+      assertThatThrownBy(() -> postbox.record(tx, huge))
+          .hasMessageContaining("envelope payload is 1000001 bytes, over this broker's limit");
+      tx.rollback();
+    }
     assertThat(db.count("SELECT COUNT(*) FROM postbox_outbox")).isEqualTo(before);
   }
 
@@ -260,78 +283,5 @@ class PostboxIT {
 
   private OutboxEvent event(String key) {
     return OutboxEvent.builder().destination(topic).key(key).type("Tested").json("{}").build();
-  }
-
-  /** The application's own JDBC transaction; after-commit work runs after {@link #commit}. */
-  private static final class JdbcCaller implements CallerTransaction, AutoCloseable {
-    private final Connection c;
-    private final Map<Object, Object> values = new HashMap<>();
-    private final List<Runnable> afterCommit = new ArrayList<>();
-    private boolean active = true;
-
-    JdbcCaller(Connection c) throws SQLException {
-      this.c = c;
-      c.setAutoCommit(false);
-    }
-
-    @Override
-    public void checkActive() {
-      if (!active) {
-        throw new IllegalStateException("no transaction is active");
-      }
-    }
-
-    @Override
-    public Connection connection() {
-      // closing it leaves the transaction's connection open
-      return (Connection)
-          Proxy.newProxyInstance(
-              Connection.class.getClassLoader(),
-              new Class<?>[] {Connection.class},
-              (proxy, method, args) -> {
-                if (method.getName().equals("close")) {
-                  return null;
-                }
-                try {
-                  return method.invoke(c, args);
-                } catch (java.lang.reflect.InvocationTargetException e) {
-                  throw e.getCause();
-                }
-              });
-    }
-
-    @Override
-    public void setRollbackOnly() {
-      active = false;
-    }
-
-    @Override
-    @SuppressWarnings("unchecked")
-    public <T> T perTransaction(Object key, Supplier<T> create, Consumer<T> after) {
-      return (T)
-          values.computeIfAbsent(
-              key,
-              k -> {
-                T value = create.get();
-                afterCommit.add(() -> after.accept(value));
-                return value;
-              });
-    }
-
-    void commit() throws SQLException {
-      c.commit();
-      active = false;
-      afterCommit.forEach(Runnable::run);
-    }
-
-    void rollback() throws SQLException {
-      c.rollback();
-      active = false;
-    }
-
-    @Override
-    public void close() throws SQLException {
-      c.close();
-    }
   }
 }

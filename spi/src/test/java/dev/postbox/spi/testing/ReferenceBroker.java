@@ -6,7 +6,8 @@ import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Deliveries;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
-import dev.postbox.spi.PermanentBrokerException;
+import dev.postbox.spi.InvalidEventException;
+import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.Publisher;
 import dev.postbox.spi.RetriableBrokerException;
 import dev.postbox.spi.Subscription;
@@ -63,7 +64,9 @@ public final class ReferenceBroker implements Broker {
     /** maxInFlight is ignored. */
     UNBOUNDED_IN_FLIGHT,
     /** ping reports the broker reachable when it is not. */
-    PING_ALWAYS_ANSWERS
+    PING_ALWAYS_ANSWERS,
+    /** A payload over 16 KiB loses its first 4 bytes, as a streamed body read too late did. */
+    CUT_LARGE_PAYLOADS
   }
 
   /** The largest payload the reference broker accepts unless told otherwise. */
@@ -259,13 +262,17 @@ public final class ReferenceBroker implements Broker {
       try {
         checkOpen();
         failIfUnreachable();
-        if (envelope.payloadSize() > capabilities.maxMessageBytes()
-            && !faults.contains(Fault.ACCEPT_OVERSIZED)) {
-          throw new PermanentBrokerException(
-              "payload of "
-                  + envelope.payloadSize()
-                  + " bytes exceeds the limit of "
-                  + capabilities.maxMessageBytes());
+        if (!faults.contains(Fault.ACCEPT_OVERSIZED)) {
+          try {
+            capabilities.check(destination, envelope);
+          } catch (InvalidEventException invalid) {
+            throw KeyedBatch.refused(envelope, invalid);
+          }
+        }
+        if (faults.contains(Fault.CUT_LARGE_PAYLOADS) && envelope.payloadSize() > 16 * 1024) {
+          byte[] p = envelope.payload();
+          envelope =
+              envelope.toBuilder().payload(java.util.Arrays.copyOfRange(p, 4, p.length)).build();
         }
         Envelope stored =
             faults.contains(Fault.DROP_HEADERS)

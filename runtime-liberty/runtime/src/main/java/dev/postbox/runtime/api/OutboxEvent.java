@@ -1,8 +1,11 @@
 package dev.postbox.runtime.api;
 
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.EventRules;
+import dev.postbox.spi.InvalidEventException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -21,7 +24,7 @@ import java.util.UUID;
  * @param contentType optional media type of the payload
  * @param headers extension headers (the trace context travels here as {@code traceparent})
  * @param payload the bytes to publish
- * @param time when the event happened
+ * @param time when the event happened; kept to the microsecond
  */
 public record OutboxEvent(
     String eventId,
@@ -35,23 +38,43 @@ public record OutboxEvent(
     byte[] payload,
     Instant time) {
 
+  /**
+   * Checks the event by the rules every broker and database carries ({@link EventRules}, through
+   * the {@link Envelope} the relay will publish): an event that cannot be published must never be
+   * committed, to be parked later with its key's order. The configured broker's own rules are
+   * checked when the event is recorded ({@link Outbox#record}).
+   *
+   * @throws InvalidEventException naming the field and the rule
+   */
   public OutboxEvent {
     requireText(eventId, "eventId");
-    requireText(destination, "destination");
     requireText(type, "type");
     requireText(source, "source");
     Objects.requireNonNull(payload, "payload");
-    Objects.requireNonNull(time, "time");
+    // Kept to the microsecond, as every supported database stores it: the published event carries
+    // the time the caller recorded, not one that PostgreSQL rounded or H2 cut.
+    time = Objects.requireNonNull(time, "time").truncatedTo(ChronoUnit.MICROS);
     headers = Map.copyOf(headers == null ? Map.of() : headers);
     payload = payload.clone();
-    // Exactly what the relay's envelope will check, now, in the caller's transaction: an event
-    // that cannot be published must never be committed, to be parked later with its order.
     try {
+      EventRules.checkDestination(destination);
       new Envelope(eventId, source, type, subject, key, time, contentType, headers, payload);
-    } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
-          "outbox event " + eventId + " cannot be published: " + e.getMessage(), e);
+    } catch (InvalidEventException e) {
+      throw new InvalidEventException(
+          e.field(),
+          e.rule(),
+          "outbox event " + printable(eventId) + " cannot be published: " + e.getMessage());
     }
+  }
+
+  /** The payload's length in bytes, without copying it. */
+  public int payloadSize() {
+    return payload.length;
+  }
+
+  /** The envelope the relay publishes for this event. */
+  public Envelope envelope() {
+    return new Envelope(eventId, source, type, subject, key, time, contentType, headers, payload);
   }
 
   @Override
@@ -82,8 +105,19 @@ public record OutboxEvent(
 
   private static void requireText(String value, String name) {
     if (value == null || value.isBlank()) {
-      throw new IllegalArgumentException("outbox event " + name + " must not be blank");
+      throw new InvalidEventException(
+          name, "must not be blank", "outbox event " + name + " must not be blank");
     }
+  }
+
+  /** An id fit for a message: at most 64 characters, control characters and surrogates as '?'. */
+  private static String printable(String id) {
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < Math.min(id.length(), 64); i++) {
+      char c = id.charAt(i);
+      out.append(Character.isISOControl(c) || Character.isSurrogate(c) ? '?' : c);
+    }
+    return id.length() > 64 ? out + "..." : out.toString();
   }
 
   /** Builds an {@link OutboxEvent}: id defaults to a random UUID, time to now. */

@@ -7,9 +7,12 @@ import dev.postbox.spi.MalformedMessageException;
 import java.util.Map;
 
 /**
- * Decodes and classifies each delivery before any transaction: poison (malformed, no id, NUL
- * characters, oversized, an unknown type) is dead-lettered at once, by the types the adapter and
- * the envelope report, never by an error message's text.
+ * Decodes and classifies each delivery before any transaction: poison (malformed, no id, oversized,
+ * an unknown type) is dead-lettered at once, by the types the adapter and the envelope report,
+ * never by an error message's text. What is malformed is decided once, in the spi: an {@link
+ * Envelope} keeps {@link dev.postbox.spi.EventRules} (no control characters or unpaired surrogates
+ * in any text, a time in the years 1 to 9999), the same rules {@code Outbox.record} applies, so an
+ * event the outbox accepted is never MALFORMED here.
  */
 final class Classifier {
 
@@ -60,13 +63,6 @@ final class Classifier {
           null);
       return null;
     }
-    String nul = nulIn(e);
-    if (nul != null) {
-      // PostgreSQL stores no NUL in text, so this id could not even be recorded.
-      failures.poison(
-          d, e, DeadLetterReason.MALFORMED, nul + " contains a NUL character", Map.of(), null);
-      return null;
-    }
     if (e.payloadSize() > settings.maxPayloadBytes()) {
       failures.poison(
           d,
@@ -91,22 +87,5 @@ final class Classifier {
       return null;
     }
     return new Item(d, e, keyed);
-  }
-
-  /** The first event attribute holding a NUL character, or null. */
-  private static String nulIn(Envelope e) {
-    String[][] fields = {
-      {"id", e.id()},
-      {"key", e.key()},
-      {"type", e.type()},
-      {"source", e.source()},
-      {"subject", e.subject()}
-    };
-    for (String[] f : fields) {
-      if (f[1] != null && f[1].indexOf('\0') >= 0) {
-        return "the event " + f[0];
-      }
-    }
-    return null;
   }
 }

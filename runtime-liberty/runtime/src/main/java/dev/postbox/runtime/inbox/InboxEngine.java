@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -255,6 +256,18 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
   @Override
   public Optional<InboxSubscription> subscription(String name) {
     return Optional.ofNullable(running.get(name));
+  }
+
+  /**
+   * The smallest {@code max-payload-bytes} of this instance's subscriptions to a destination, if it
+   * has any: an event recorded here for that destination must not become their OVERSIZED dead
+   * letter.
+   */
+  public OptionalInt payloadLimit(String destination) {
+    return running.values().stream()
+        .filter(r -> r.destination().equals(destination))
+        .mapToInt(r -> r.settings().maxPayloadBytes())
+        .min();
   }
 
   /** The running subscriptions, with what only the runtime's wiring needs (metrics). */
