@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants;
+import org.apache.activemq.artemis.jms.client.ActiveMQDestination;
 
 /**
  * One JMS consumer in Artemis' individual-acknowledge mode: an ack acknowledges exactly one
@@ -33,7 +34,8 @@ import org.apache.activemq.artemis.api.jms.ActiveMQJMSConstants;
  * <p>A JMS session is single-threaded, so settlements from any thread are queued and applied by the
  * polling thread (or at close). A nack with delay re-sends a copy of the message with a JMS
  * delivery delay (an Artemis scheduled message), keeping its group and attempt count, and then
- * acknowledges the original: JMS has no per-message negative acknowledgement.
+ * acknowledges the original: JMS has no per-message negative acknowledgement. On a topic the copy
+ * goes to the group's own subscription queue (its fully qualified name), so no other group sees it.
  *
  * <p>A lost connection (a broker restart, a network cut) fails that poll retriably and drops the
  * session; the next poll connects again. Deliveries received on the lost session can no longer be
@@ -71,9 +73,16 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   /** The live session; null after a lost connection until the next poll connects again. */
   private Channel channel;
 
-  /** One connection's session, consumer, and producer for delayed re-sends. */
+  /**
+   * One connection's session, consumer, and producer for delayed re-sends, with where those go: the
+   * queue itself, or for a topic the group's own subscription queue, never the whole topic.
+   */
   private record Channel(
-      Connection connection, Session session, MessageConsumer consumer, MessageProducer retries) {}
+      Connection connection,
+      Session session,
+      MessageConsumer consumer,
+      MessageProducer retries,
+      Destination retryTarget) {}
 
   ArtemisSubscriptionConsumer(
       ArtemisBroker broker,
@@ -93,11 +102,23 @@ final class ArtemisSubscriptionConsumer implements Consumer {
       c = broker.connect();
       Session session = c.createSession(false, ActiveMQJMSConstants.INDIVIDUAL_ACKNOWLEDGE);
       Destination d = ArtemisBroker.destination(session, subscription.destination());
-      MessageConsumer consumer =
-          d instanceof Topic topic
-              ? session.createSharedDurableConsumer(topic, subscription.group())
-              : session.createConsumer(d);
-      return new Channel(c, session, consumer, session.createProducer(null));
+      MessageConsumer consumer;
+      Destination retryTarget;
+      if (d instanceof Topic topic) {
+        consumer = session.createSharedDurableConsumer(topic, subscription.group());
+        // The fully qualified name of the group's subscription queue (address::queue), as a topic
+        // (the address routes multicast): a copy sent to the topic itself would reach every group.
+        retryTarget =
+            session.createTopic(
+                topic.getTopicName()
+                    + "::"
+                    + ActiveMQDestination.createQueueNameForSubscription(
+                        true, null, subscription.group()));
+      } else {
+        consumer = session.createConsumer(d);
+        retryTarget = d;
+      }
+      return new Channel(c, session, consumer, session.createProducer(null), retryTarget);
     } catch (JMSException | RuntimeException e) {
       closeQuietly(c);
       throw ArtemisErrors.map("subscribe to " + subscription.destination(), e);
@@ -273,7 +294,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
     MessageProducer retries = channel.retries();
     retries.setDeliveryDelay(0);
     retries.send(
-        original.getJMSDestination(),
+        channel.retryTarget(),
         copy,
         jakarta.jms.DeliveryMode.PERSISTENT,
         original.getJMSPriority(),

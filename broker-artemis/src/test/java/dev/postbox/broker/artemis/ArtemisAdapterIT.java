@@ -265,7 +265,7 @@ class ArtemisAdapterIT {
           Envelope.builder().source("urn:test").type("Big").payload(new byte[1_001]).build();
       assertThatThrownBy(() -> broker.publisher().publish("big", big))
           .isInstanceOf(PermanentBrokerException.class)
-          .hasMessageContaining("exceeds max.message.bytes 1000");
+          .hasMessageContaining("over this broker's limit of 1000 (max.message.bytes)");
     }
   }
 
@@ -323,5 +323,49 @@ class ArtemisAdapterIT {
       assertThat(b1.size() + b2.size()).as("no event twice within a group").isEqualTo(20);
       assertThat(audited).isEqualTo(sent);
     }
+  }
+
+  @Test
+  void aNackCopyOnATopicReachesOnlyTheGroupThatNackedIt() {
+    // Once a copy went to the whole topic: every other group got it again, with an attempt count
+    // that was not its own, and in a lagging group it could overtake the key's earlier events.
+    String topic = "topic:nacks-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url())) {
+      Consumer nacking = broker.subscribe(Subscription.of(topic, "nacking"));
+      Consumer other = broker.subscribe(Subscription.of(topic, "other"));
+      List<String> sent = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        Envelope e = event("k", i);
+        broker.publisher().publish(topic, e);
+        sent.add(e.id());
+      }
+      // The nacking group sends the key's three events back, in order, as the inbox's key hold
+      // does, then takes the copies.
+      List<Delivery> first = receive(nacking, 3);
+      assertThat(first).extracting(d -> d.envelope().id()).containsExactlyElementsOf(sent);
+      first.forEach(d -> d.nack(Duration.ofMillis(200)));
+      List<Delivery> copies = receive(nacking, 3);
+      assertThat(copies).extracting(d -> d.envelope().id()).containsExactlyElementsOf(sent);
+      assertThat(copies).extracting(Delivery::attempt).containsOnly(2);
+      copies.forEach(Delivery::ack);
+
+      List<Delivery> seen = drain(other, 10, Duration.ofSeconds(2));
+      assertThat(seen)
+          .as("the other group gets each event once, in order, as its first attempt")
+          .extracting(d -> d.envelope().id())
+          .containsExactlyElementsOf(sent);
+      assertThat(seen).extracting(Delivery::attempt).containsOnly(1);
+      assertThat(drain(nacking, 10, Duration.ofMillis(700))).as("no more copies").isEmpty();
+    }
+  }
+
+  private static List<Delivery> receive(Consumer c, int n) {
+    List<Delivery> got = new ArrayList<>();
+    long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (got.size() < n && System.nanoTime() < until) {
+      got.addAll(c.poll(n - got.size(), Duration.ofMillis(100)));
+    }
+    assertThat(got).hasSize(n);
+    return got;
   }
 }

@@ -232,7 +232,7 @@ class SqsAdapterIT {
           Envelope.builder().source("urn:test").type("Big").payload("x".repeat(300 * 1024)).build();
       assertThatThrownBy(() -> broker.publisher().publish(queue, big))
           .isInstanceOf(PermanentBrokerException.class)
-          .hasMessageContaining("max.message.bytes 262144");
+          .hasMessageContaining("over this broker's limit of").hasMessageContaining("(max.message.bytes)");
     }
   }
 
