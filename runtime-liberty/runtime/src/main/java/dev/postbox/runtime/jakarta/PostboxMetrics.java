@@ -41,6 +41,13 @@ class PostboxMetrics {
                 .map(o -> Duration.between(o.since(), Instant.now()).toSeconds())
                 .max(Long::compare)
                 .orElse(0L));
+    if (outbox.wakeUpListening().isPresent()) {
+      // PostgreSQL: 0 while the LISTEN connection reconnects, or after it turned itself off (the
+      // driver's classes not visible): commits elsewhere then wait for the poll interval.
+      metrics.gauge(
+          "postbox.outbox.wakeup.listening",
+          () -> outbox.wakeUpListening().orElse(false) ? 1L : 0L);
+    }
     for (RunningSubscription r : postbox.inboxEngine().running()) {
       Tag tag = new Tag("subscription", r.name());
       if (r.front() != null) {

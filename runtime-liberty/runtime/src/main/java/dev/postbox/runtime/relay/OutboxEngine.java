@@ -109,6 +109,15 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     }
   }
 
+  /**
+   * Whether the wake-up across instances is listening: empty where there is none (not PostgreSQL,
+   * or no relay here), false while it reconnects or after it turned itself off.
+   */
+  public java.util.Optional<Boolean> wakeUpListening() {
+    OutboxNotifications n = notifications;
+    return n == null ? java.util.Optional.empty() : java.util.Optional.of(n.listening());
+  }
+
   /** Whether a relay runs in this instance. */
   public boolean relayRuns() {
     return relay != null;

@@ -8,9 +8,11 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Collection;
+import java.util.Iterator;
+import java.util.Set;
 import java.util.StringJoiner;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.IntConsumer;
 import javax.sql.DataSource;
@@ -34,7 +36,11 @@ import javax.sql.DataSource;
  * is reached by reflection through {@link Connection#unwrap}, so the runtime needs no compile-time
  * PostgreSQL dependency; in an application server the driver's classes must be visible to the
  * application (Liberty: {@code <classloader commonLibraryRef="..."/>} on the application, naming
- * the JDBC library). Where they are not, the listener says so once and stops.
+ * the JDBC library). Where they are not, the listener says so once and stops, and from then on
+ * announcements are dropped at once ({@link #listening()} tells, and a metric with it).
+ *
+ * <p>What waits to be sent is a set of partition numbers, not a queue of announcements: however
+ * long the connection is down, it holds each partition at most once.
  */
 final class OutboxNotifications implements AutoCloseable {
 
@@ -48,8 +54,10 @@ final class OutboxNotifications implements AutoCloseable {
   private final DataSource dataSource;
   private final IntConsumer wake;
   private final Thread thread;
-  private final ConcurrentLinkedQueue<Integer> outgoing = new ConcurrentLinkedQueue<>();
+  private final Set<Integer> outgoing = ConcurrentHashMap.newKeySet();
   private volatile boolean stopped;
+  private volatile boolean off;
+  private volatile boolean listening;
 
   /**
    * @param wake called with each announced partition (on the listener's thread; keep it cheap)
@@ -73,9 +81,19 @@ final class OutboxNotifications implements AutoCloseable {
    * and non-blocking: the listener's thread sends them within {@value #WAIT_MILLIS} ms.
    */
   public void announce(Collection<Integer> partitions) {
-    if (!stopped) {
+    if (!stopped && !off) {
       outgoing.addAll(partitions);
     }
+  }
+
+  /** Whether the listener is connected and listening now (false while it reconnects, or off). */
+  public boolean listening() {
+    return listening;
+  }
+
+  /** Partitions waiting to be announced; at most one entry each. */
+  int waiting() {
+    return outgoing.size();
   }
 
   private void run() {
@@ -104,9 +122,11 @@ final class OutboxNotifications implements AutoCloseable {
                 + Dialect.OUTBOX_CHANNEL
                 + (warned ? " again" : ""));
         warned = false;
+        listening = true;
         try {
           listen(c, pg, poll);
         } finally {
+          listening = false;
           try (Statement s = c.createStatement()) {
             s.execute("UNLISTEN *"); // the connection goes back to a pool
           } catch (SQLException broken) {
@@ -170,8 +190,9 @@ final class OutboxNotifications implements AutoCloseable {
   /** The queued partitions as one payload ("3,17,40"), or null if none are queued. */
   private String drain() {
     TreeSet<Integer> partitions = new TreeSet<>();
-    for (Integer p; (p = outgoing.poll()) != null && partitions.size() < 1_000; ) {
-      partitions.add(p);
+    for (Iterator<Integer> i = outgoing.iterator(); i.hasNext() && partitions.size() < 1_000; ) {
+      partitions.add(i.next());
+      i.remove();
     }
     if (partitions.isEmpty()) {
       return null;
@@ -182,6 +203,8 @@ final class OutboxNotifications implements AutoCloseable {
   }
 
   private void off(String why) {
+    off = true;
+    outgoing.clear();
     LOG.log(
         Level.WARNING,
         "outbox wake-up across instances is off: "

@@ -47,6 +47,11 @@ public final class TestDatabase implements AutoCloseable {
     return db;
   }
 
+  /** The JDBC URL, user and password included. */
+  public String url() {
+    return url;
+  }
+
   public Kind kind() {
     return kind;
   }
