@@ -232,7 +232,8 @@ class SqsAdapterIT {
           Envelope.builder().source("urn:test").type("Big").payload("x".repeat(300 * 1024)).build();
       assertThatThrownBy(() -> broker.publisher().publish(queue, big))
           .isInstanceOf(PermanentBrokerException.class)
-          .hasMessageContaining("over this broker's limit of").hasMessageContaining("(max.message.bytes)");
+          .hasMessageContaining("over this broker's limit of")
+          .hasMessageContaining("(max.message.bytes)");
     }
   }
 

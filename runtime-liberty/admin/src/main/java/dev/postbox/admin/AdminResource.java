@@ -17,7 +17,6 @@ import dev.postbox.runtime.api.OutboxOperations;
 import dev.postbox.runtime.api.ReplayResult;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
-import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -125,7 +124,15 @@ public class AdminResource {
 
   @GET
   @Path("/outbox/failed")
-  public List<FailedRow> failed(@QueryParam("limit") Integer limit) {
+  public List<FailedRow> failed(
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500"))
+          @QueryParam("limit")
+          String limit) {
     return outbox.failed(ApiError.limit(limit, 50, MAX_PAGE));
   }
 
@@ -179,9 +186,17 @@ public class AdminResource {
       @QueryParam("type") String type,
       @QueryParam("from") String from,
       @QueryParam("to") String to,
-      @QueryParam("all") @DefaultValue("false") boolean all) {
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.BOOLEAN))
+          @QueryParam("all")
+          String all) {
     return Map.of(
-        "retried", outbox.retryAll(filter(destination, type, from, to, all)), "status", "PENDING");
+        "retried",
+        outbox.retryAll(filter(destination, type, from, to, ApiError.flag("all", all))),
+        "status",
+        "PENDING");
   }
 
   /** Gives up on every FAILED row the filter matches; the same filter as the bulk retry. */
@@ -192,10 +207,15 @@ public class AdminResource {
       @QueryParam("type") String type,
       @QueryParam("from") String from,
       @QueryParam("to") String to,
-      @QueryParam("all") @DefaultValue("false") boolean all) {
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.BOOLEAN))
+          @QueryParam("all")
+          String all) {
     return Map.of(
         "discarded",
-        outbox.discardAll(filter(destination, type, from, to, all)),
+        outbox.discardAll(filter(destination, type, from, to, ApiError.flag("all", all))),
         "status",
         "DISCARDED");
   }
@@ -221,16 +241,7 @@ public class AdminResource {
   }
 
   private static String blankToNull(String value, String name, int max) {
-    if (value == null || value.isBlank()) {
-      return null;
-    }
-    if (value.length() > max) {
-      throw ApiError.badRequest(name + " is longer than " + max + " characters");
-    }
-    if (value.indexOf('\u0000') >= 0) {
-      throw ApiError.badRequest(name + " must not contain a NUL character");
-    }
-    return value;
+    return ApiError.text(name, value, max);
   }
 
   /** The times every database stores: an outbox row is never older or younger. */
@@ -336,7 +347,15 @@ public class AdminResource {
   @GET
   @Path("/dead-letters")
   public List<LetterSummary> deadLetters(
-      @QueryParam("subscription") String subscription, @QueryParam("limit") Integer limit) {
+      @QueryParam("subscription") String subscription,
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500"))
+          @QueryParam("limit")
+          String limit) {
     int page = ApiError.limit(limit, 50, MAX_PAGE);
     List<LetterSummary> out = new ArrayList<>();
     for (InboxSubscription r : selected(subscription)) {
@@ -404,8 +423,15 @@ public class AdminResource {
               mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = ApiError.Body.class)))
   public Map<String, Object> replay(
-      @PathParam("id") String id, @QueryParam("force") @DefaultValue("false") boolean force) {
+      @PathParam("id") String id,
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.BOOLEAN))
+          @QueryParam("force")
+          String forced) {
     long letterId = ApiError.id("id", id);
+    boolean force = ApiError.flag("force", forced);
     DeadLetter dl = letter(letterId);
     DeadLetterOperations letters = lettersOf(dl);
     try {
@@ -543,9 +569,7 @@ public class AdminResource {
   }
 
   private InboxSubscription running(String subscription) {
-    if (subscription.length() > 300) {
-      throw ApiError.badRequest("subscription name is too long");
-    }
+    ApiError.text("subscription", subscription, 300);
     return inbox
         .subscription(subscription)
         .orElseThrow(

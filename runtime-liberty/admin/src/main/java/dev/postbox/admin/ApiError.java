@@ -1,5 +1,7 @@
 package dev.postbox.admin;
 
+import dev.postbox.spi.EventRules;
+import dev.postbox.spi.InvalidEventException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -48,13 +50,58 @@ public final class ApiError {
     throw badRequest(name + " must be a positive whole number, not '" + clip(value) + "'");
   }
 
-  /** A page size within 1..max, or the default when absent; 400 otherwise. */
-  public static int limit(Integer value, int defaultValue, int max) {
-    if (value == null) {
+  /**
+   * A page size within 1..max, or the default when absent or empty; 400 naming the parameter
+   * otherwise. Query parameters are taken as text and parsed here: JAX-RS answers a number it
+   * cannot convert with 404.
+   */
+  public static int limit(String value, int defaultValue, int max) {
+    return number("limit", value, 1, max, defaultValue);
+  }
+
+  /** A whole number within min..max, or the default when absent or empty; 400 otherwise. */
+  public static int number(String name, String value, int min, int max, int defaultValue) {
+    if (value == null || value.isEmpty()) {
       return defaultValue;
     }
-    if (value < 1 || value > max) {
-      throw badRequest("limit must be between 1 and " + max + ", not " + value);
+    try {
+      int n = Integer.parseInt(value.trim());
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // answered below
+    }
+    throw badRequest(
+        name + " must be between " + min + " and " + max + ", not '" + clip(value) + "'");
+  }
+
+  /** {@code true} or {@code false} (any case), {@code false} when absent or empty; else 400. */
+  public static boolean flag(String name, String value) {
+    if (value == null || value.isEmpty() || value.equalsIgnoreCase("false")) {
+      return false;
+    }
+    if (value.equalsIgnoreCase("true")) {
+      return true;
+    }
+    throw badRequest(name + " must be true or false, not '" + clip(value) + "'");
+  }
+
+  /**
+   * A text parameter: {@code null} when absent or blank; 400 when longer than {@code max} or when
+   * it holds a control character or an unpaired surrogate (no database stores those unchanged).
+   */
+  public static String text(String name, String value, int max) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    if (value.length() > max) {
+      throw badRequest(name + " is longer than " + max + " characters");
+    }
+    try {
+      EventRules.checkText(name, value);
+    } catch (InvalidEventException e) {
+      throw badRequest(name + " " + e.rule());
     }
     return value;
   }
@@ -78,7 +125,16 @@ public final class ApiError {
     return out.append("\"}").toString();
   }
 
-  static String clip(String s) {
-    return s == null ? "" : s.length() <= 40 ? s : s.substring(0, 40) + "...";
+  /** At most 40 characters of a client's text, control characters and surrogates as '?'. */
+  public static String clip(String s) {
+    if (s == null) {
+      return "";
+    }
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < Math.min(s.length(), 40); i++) {
+      char c = s.charAt(i);
+      out.append(Character.isISOControl(c) || Character.isSurrogate(c) ? '?' : c);
+    }
+    return s.length() > 40 ? out + "..." : out.toString();
   }
 }

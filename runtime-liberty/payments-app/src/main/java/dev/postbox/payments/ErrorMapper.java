@@ -1,5 +1,6 @@
 package dev.postbox.payments;
 
+import dev.postbox.spi.InvalidEventException;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
@@ -32,6 +33,15 @@ public class ErrorMapper implements ExceptionMapper<Throwable> {
         return r; // our own ApiError (a status and a JSON message), or an answer given as is
       }
       return json(r.getStatus(), Map.of("error", r.getStatusInfo().getReasonPhrase()));
+    }
+    if (e instanceof InvalidEventException invalid) {
+      // An event made of the request's input that no broker or database could carry: the input
+      // is at fault. The resources check their input first; this answers what they missed.
+      return json(
+          400,
+          Map.of(
+              "error",
+              "the request cannot be recorded: " + invalid.field() + " " + invalid.rule()));
     }
     String id = UUID.randomUUID().toString();
     LOG.log(

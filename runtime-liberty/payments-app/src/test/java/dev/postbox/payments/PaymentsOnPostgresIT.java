@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,5 +63,20 @@ class PaymentsOnPostgresIT {
       rs.next();
       assertThat(rs.getLong(1)).as("the charges are in PostgreSQL").isEqualTo(100);
     }
+  }
+
+  @Test
+  void inputTheEventCannotCarryIsRefusedWith400NamingTheFieldNot500() {
+    EdgeCases.check(new PaymentsApi(server.url()));
+  }
+
+  @Test
+  void hostileRequestsGetNoServerErrorAndEveryAcceptedOrderIsChargedAndNotifiedOnce()
+      throws Exception {
+    FuzzedEdge.Report report =
+        new FuzzedEdge(server.url())
+            .run(Long.getLong("fuzz.seed", System.nanoTime()), Duration.ofSeconds(45));
+    assertThat(report.accepted()).as("some orders were accepted").isGreaterThan(20);
+    assertThat(report.byStatus()).containsKeys(400, 201);
   }
 }

@@ -42,18 +42,31 @@ public class LoadResource {
 
   @POST
   public Map<String, Object> load(
-      @QueryParam("orders") Integer count, @QueryParam("duplicatePercent") Integer percent)
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "1000"))
+          @QueryParam("orders")
+          String count,
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "0",
+                      maximum = "100"))
+          @QueryParam("duplicatePercent")
+          String percent)
       throws SQLException {
-    if (count == null || count < 1 || count > 1_000) {
-      throw ApiError.badRequest("orders must be between 1 and 1000 per call");
+    if (count == null || count.isEmpty()) {
+      throw ApiError.badRequest("orders is required: 1 to 1000 per call");
     }
-    int duplicates = percent == null ? 0 : percent;
-    if (duplicates < 0 || duplicates > 100) {
-      throw ApiError.badRequest("duplicatePercent must be between 0 and 100");
-    }
+    int n = ApiError.number("orders", count, 1, 1_000, 0);
+    int duplicates = ApiError.number("duplicatePercent", percent, 0, 100, 0);
     List<Envelope> copies = new ArrayList<>();
     long totalCents = 0;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < n; i++) {
       long cents = 100 + ThreadLocalRandom.current().nextLong(99_900);
       Orders.Placed placed = orders.place(new OrderRequest("load-" + (i % 50), cents));
       totalCents += cents;
@@ -73,6 +86,6 @@ public class LoadResource {
     if (!copies.isEmpty()) {
       broker.publisher().publishAll(orders.ordersTopic(), copies);
     }
-    return Map.of("placed", count, "totalCents", totalCents, "republished", copies.size());
+    return Map.of("placed", n, "totalCents", totalCents, "republished", copies.size());
   }
 }

@@ -102,7 +102,16 @@ public class OrderResource {
                   @Schema(
                       type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
                       implementation = Orders.Order.class)))
-  public List<Orders.Order> latest(@QueryParam("limit") Integer limit) throws SQLException {
+  public List<Orders.Order> latest(
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500"))
+          @QueryParam("limit")
+          String limit)
+      throws SQLException {
     return orders.latest(ApiError.limit(limit, 50, 500));
   }
 
@@ -123,6 +132,14 @@ public class OrderResource {
               mediaType = MediaType.APPLICATION_JSON,
               schema = @Schema(implementation = ApiError.Body.class)))
   public Orders.Order one(@PathParam("id") String id) throws SQLException {
+    // Order ids are UUIDs: anything else names no order, and never reaches the database.
+    if (!ORDER_ID.matcher(id).matches()) {
+      throw ApiError.notFound("no order '" + ApiError.clip(id) + "'");
+    }
     return orders.byId(id).orElseThrow(() -> ApiError.notFound("no order " + id));
   }
+
+  private static final java.util.regex.Pattern ORDER_ID =
+      java.util.regex.Pattern.compile(
+          "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
 }

@@ -95,12 +95,22 @@ public class LedgerResource {
                   @Schema(
                       type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.ARRAY,
                       implementation = Notification.class)))
-  public List<Notification> notifications(@QueryParam("limit") Integer limit) throws SQLException {
+  public List<Notification> notifications(
+      @org.eclipse.microprofile.openapi.annotations.parameters.Parameter(
+              schema =
+                  @org.eclipse.microprofile.openapi.annotations.media.Schema(
+                      type = org.eclipse.microprofile.openapi.annotations.enums.SchemaType.INTEGER,
+                      minimum = "1",
+                      maximum = "500"))
+          @QueryParam("limit")
+          String limit)
+      throws SQLException {
+    int rows = ApiError.limit(limit, 50, 500);
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT order_id, message FROM pay_notification ORDER BY created_at DESC")) {
-      ps.setMaxRows(ApiError.limit(limit, 50, 500));
+      ps.setMaxRows(rows);
       List<Notification> out = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
