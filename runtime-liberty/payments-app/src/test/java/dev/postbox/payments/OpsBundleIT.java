@@ -105,7 +105,7 @@ class OpsBundleIT {
         assertThat(link.group(1)).isEqualTo(alert.group(1).toLowerCase(Locale.ROOT));
       }
     }
-    assertThat(alerts).isEqualTo(8);
+    assertThat(alerts).isEqualTo(9);
 
     JsonNode dashboard =
         new ObjectMapper().readTree(OPS.resolve("postbox-dashboard.json").toFile());

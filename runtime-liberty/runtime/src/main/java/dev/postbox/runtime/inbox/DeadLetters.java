@@ -120,10 +120,17 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     if (sequenced && r.key() != null) {
       release(r.key());
     }
+    if (r.conflict() != null) {
+      throw new NotReplayableException(r.conflict());
+    }
     return r.ran();
   }
 
-  private record Replayed(boolean ran, String key) {}
+  /**
+   * @param conflict why the letter became a CONFLICT letter instead (its event was processed under
+   *     its id with another payload), or null
+   */
+  private record Replayed(boolean ran, String key, String conflict) {}
 
   private Replayed replayOne(long id, boolean force) {
     return tx.inTransaction(
@@ -174,9 +181,8 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
                     + " was processed meanwhile. Replay it only deliberately (force)");
           }
           var e = dl.envelope();
-          boolean fresh =
-              repo.record(
-                  c, subscription, e, InboxProcessor.fingerprint(e.payload()), clock.instant());
+          String fingerprint = InboxProcessor.fingerprint(e.payload());
+          boolean fresh = repo.record(c, subscription, e, fingerprint, clock.instant());
           if (fresh) {
             try {
               handler.handle(c, e);
@@ -185,9 +191,25 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
             } catch (Exception checked) {
               throw new InboxProcessor.HandlerException(checked);
             }
+          } else {
+            String processed = repo.fingerprint(c, subscription, e.id()).orElse(fingerprint);
+            if (!processed.equals(fingerprint)) {
+              // Processed meanwhile, with another payload: this letter's was never applied, and
+              // settling it as REPLAYED would hide that.
+              String why =
+                  "dead letter "
+                      + id
+                      + " became a CONFLICT: event id "
+                      + e.id()
+                      + " was processed with another payload (fingerprint "
+                      + processed
+                      + "); this letter's payload was never applied";
+              repo.conflicted(c, id, why, clock.instant());
+              return new Replayed(false, dl.key(), why);
+            }
           }
           repo.settleDeadLetter(c, id, "REPLAYED", clock.instant());
-          return new Replayed(fresh, dl.key());
+          return new Replayed(fresh, dl.key(), null);
         });
   }
 
@@ -226,8 +248,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
       }
       long id = first.get().id();
       try {
-        replayOne(id, false);
-        n++;
+        if (replayOne(id, false).conflict() == null) {
+          n++; // a CONFLICT no longer holds the key: the next one goes on
+        }
       } catch (NotReplayableException needsOperator) {
         if (isOpen(id)) {
           // Older than the dedup window, or not whole: it becomes the key's head for the
@@ -344,7 +367,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         }
         try {
           Replayed r = replayOne(id, false);
-          if (r.ran()) {
+          if (r.conflict() != null) {
+            failed++; // it stays open, as a CONFLICT letter
+          } else if (r.ran()) {
             replayed++;
           } else {
             duplicates++;

@@ -100,7 +100,8 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     this.cfg = cfg;
     this.clock = clock;
     this.executor = Executors.newCachedThreadPool(threads);
-    this.healthReader = new InboxHealthReader(broker, tx, cfg.stuckAfter());
+    this.healthReader =
+        new InboxHealthReader(broker, tx, new InboxRepository(dialect), cfg.stuckAfter());
     if (registrations.isEmpty()) {
       health = InboxHealth.NONE;
       return;

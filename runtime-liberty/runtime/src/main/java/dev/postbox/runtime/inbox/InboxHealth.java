@@ -10,13 +10,36 @@ import java.util.Map;
  * @param databaseError why the database query failed, or null
  * @param deferredDepths events waiting for deferred workers, per subscription
  * @param failingLoops subscriptions whose loop has failed for 30 s or more, or is stuck, with why
+ * @param openLetters per subscription with any, its open dead letters and parked events
  */
 public record InboxHealth(
     Boolean brokerUp,
     String brokerError,
     String databaseError,
     Map<String, Long> deferredDepths,
-    Map<String, String> failingLoops) {
+    Map<String, String> failingLoops,
+    Map<String, OpenLetters> openLetters) {
+
+  /**
+   * What waits for an operator in one subscription: they stay until replayed or discarded, however
+   * quiet the subscription is.
+   *
+   * @param open open dead letters, every reason but PARKED
+   * @param parked PARKED letters: events of a sequenced subscription waiting behind their key's
+   *     open letter
+   * @param parkedKeys the keys those parked events belong to: keys that do not move
+   */
+  public record OpenLetters(long open, long parked, long parkedKeys) {}
+
+  /** A reading without open letters' counts. */
+  public InboxHealth(
+      Boolean brokerUp,
+      String brokerError,
+      String databaseError,
+      Map<String, Long> deferredDepths,
+      Map<String, String> failingLoops) {
+    this(brokerUp, brokerError, databaseError, deferredDepths, failingLoops, Map.of());
+  }
 
   /** Before the first reading. */
   public static final InboxHealth NOT_CHECKED =

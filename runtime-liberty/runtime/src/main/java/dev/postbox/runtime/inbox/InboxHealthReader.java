@@ -13,8 +13,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Takes the inbox's health reading: a broker ping, a database round trip, and each subscription's
- * failing or stuck loop. Logs when a subscription becomes stuck and when it moves again.
+ * Takes the inbox's health reading: a broker ping, a database round trip (which counts each
+ * subscription's open dead letters and parked events), and each subscription's failing or stuck
+ * loop. Logs when a subscription becomes stuck and when it moves again.
  */
 final class InboxHealthReader {
 
@@ -22,12 +23,14 @@ final class InboxHealthReader {
 
   private final Broker broker;
   private final Transactions tx;
+  private final InboxRepository repo;
   private final Duration stuckAfter;
   private final Set<String> reportedStuck = ConcurrentHashMap.newKeySet();
 
-  InboxHealthReader(Broker broker, Transactions tx, Duration stuckAfter) {
+  InboxHealthReader(Broker broker, Transactions tx, InboxRepository repo, Duration stuckAfter) {
     this.broker = broker;
     this.tx = tx;
+    this.repo = repo;
     this.stuckAfter = stuckAfter;
   }
 
@@ -46,15 +49,15 @@ final class InboxHealthReader {
     }
     String dbError = null;
     Map<String, Long> depths = new LinkedHashMap<>();
+    Map<String, InboxHealth.OpenLetters> letters = Map.of();
     try {
       for (RunningSubscription r : running) {
         if (r.deferred != null) {
           depths.put(r.name(), r.deferred.depth());
         }
       }
-      if (depths.isEmpty()) {
-        tx.inTransaction(c -> c.isValid(3));
-      }
+      // also the database round trip of the reading
+      letters = tx.inTransaction(repo::openLetterCounts);
     } catch (RuntimeException e) {
       dbError = e.toString();
     }
@@ -74,7 +77,8 @@ final class InboxHealthReader {
         brokerError,
         dbError,
         Collections.unmodifiableMap(depths),
-        Collections.unmodifiableMap(failing));
+        Collections.unmodifiableMap(failing),
+        letters);
   }
 
   private void noteStall(RunningSubscription r, Map<String, String> failing) {

@@ -681,6 +681,71 @@ final class InboxRepository {
     }
   }
 
+  /**
+   * Per subscription with any: its open letters (every reason but PARKED), its PARKED letters, and
+   * the keys of those. One grouped read of the open letters' index.
+   */
+  Map<String, InboxHealth.OpenLetters> openLetterCounts(Connection c) throws SQLException {
+    Map<String, long[]> counts = new java.util.TreeMap<>();
+    try (PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END, COUNT(*),"
+                    + " COUNT(DISTINCT event_key) FROM postbox_dead_letter WHERE status = 'OPEN'"
+                    + " GROUP BY subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        long[] n = counts.computeIfAbsent(rs.getString(1), s -> new long[3]);
+        if (rs.getInt(2) == 1) {
+          n[1] = rs.getLong(3);
+          n[2] = rs.getLong(4);
+        } else {
+          n[0] = rs.getLong(3);
+        }
+      }
+    }
+    Map<String, InboxHealth.OpenLetters> out = new java.util.LinkedHashMap<>();
+    counts.forEach((s, n) -> out.put(s, new InboxHealth.OpenLetters(n[0], n[1], n[2])));
+    return java.util.Collections.unmodifiableMap(out);
+  }
+
+  /**
+   * An open letter whose event turned out to be processed under its id with another payload: it
+   * becomes a CONFLICT letter (it holds no key; a replay needs {@code force}).
+   */
+  int conflicted(Connection c, long id, String error, Instant now) throws SQLException {
+    String stored = DeadLetterFields.storable(error, 4000);
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_dead_letter SET reason = 'CONFLICT', error = ?, error_class = ?,"
+                + " last_redrive_at = ? WHERE id = ? AND status = 'OPEN'")) {
+      ps.setString(1, stored);
+      ps.setString(2, DeadLetterFields.errorClass(stored));
+      dialect.bind(ps, 3, now);
+      ps.setLong(4, id);
+      return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * The id and payload of the oldest open letter of an event id that holds its key (any reason but
+   * CONFLICT), if any: sequenced mode's check that a delivery is a copy of a dead-lettered event.
+   */
+  Optional<Map.Entry<Long, byte[]>> openLetterOf(Connection c, String subscription, String eventId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id, payload FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?"
+                + " AND event_id = ? AND reason <> 'CONFLICT' ORDER BY id "
+                + dialect.limit())) {
+      ps.setString(1, subscription);
+      ps.setString(2, eventId);
+      ps.setInt(3, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(Map.entry(rs.getLong(1), rs.getBytes(2))) : Optional.empty();
+      }
+    }
+  }
+
   /** The keys of a group's open letters (up to {@code throughId}; 0: all). */
   Set<String> groupKeys(
       Connection c, String subscription, DeadLetterReason reason, String errorClass, long throughId)

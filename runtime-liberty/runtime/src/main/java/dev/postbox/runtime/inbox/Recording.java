@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -78,8 +79,15 @@ final class Recording {
         // A copy of an event the inbox already holds is a duplicate or a conflict, as always:
         // parking it would let its replay, after the dedup window, run it a second time.
         String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());
+        Optional<Map.Entry<Long, byte[]>> letter;
         if (repo.fingerprint(c, settings.subscription(), item.envelope.id()).isPresent()) {
           out[i] = duplicateOrConflict(c, item, fingerprint);
+          countDuplicates(c, List.of(out[i]));
+        } else if ((letter = repo.openLetterOf(c, settings.subscription(), item.envelope.id()))
+            .isPresent()) {
+          // A copy of an event that is itself an open letter (dead-lettered, or parked): never a
+          // second letter, which would run it once the first is settled, a discard included.
+          out[i] = copyOfALetter(c, item, fingerprint, letter.get());
           countDuplicates(c, List.of(out[i]));
         } else {
           park(c, item, blocker);
@@ -187,6 +195,38 @@ final class Recording {
       throw new InboxProcessor.HandlerException(checked);
     }
     return Outcome.PROCESSED;
+  }
+
+  /**
+   * Sequenced mode: a delivery whose event id has an open letter. The same payload is a duplicate;
+   * another one is a CONFLICT letter (it holds no key, and is never replayed without force).
+   */
+  private Outcome copyOfALetter(
+      Connection c, Item item, String fingerprint, Map.Entry<Long, byte[]> letter)
+      throws SQLException {
+    String lettered = InboxProcessor.fingerprint(letter.getValue());
+    if (lettered.equals(fingerprint)) {
+      return Outcome.DUPLICATE;
+    }
+    Envelope e = item.envelope;
+    repo.deadLetter(
+        c,
+        settings.subscription(),
+        e,
+        DeadLetterReason.CONFLICT,
+        "event id "
+            + e.id()
+            + " is dead letter "
+            + letter.getKey()
+            + " with another payload (fingerprint "
+            + lettered
+            + ")",
+        item.delivery.attempt(),
+        Map.of(),
+        null,
+        item.delivery.metadata(),
+        clock.instant());
+    return Outcome.CONFLICT;
   }
 
   private Outcome duplicateOrConflict(Connection c, Item item, String fingerprint)

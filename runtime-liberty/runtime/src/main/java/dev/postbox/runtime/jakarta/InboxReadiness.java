@@ -16,7 +16,8 @@ import org.eclipse.microprofile.health.Readiness;
  * engine (every 5 seconds). The last matters because a ping opens a fresh connection: it can
  * succeed while a consumer's own connection is dead. An adapter that cannot ping reports the broker
  * as unknown, which does not count against readiness. Also shows each deferred subscription's queue
- * depth.
+ * depth, and each sequenced subscription's parked keys (keys that wait behind an open dead letter
+ * for an operator; they do not make the instance unready).
  */
 @Readiness
 @ApplicationScoped
@@ -48,6 +49,20 @@ public class InboxReadiness implements HealthCheck {
         "database", reading.databaseError() == null ? "UP" : "DOWN: " + reading.databaseError());
     reading.deferredDepths().forEach((s, depth) -> data.put("deferred " + s, depth.toString()));
     reading.failingLoops().forEach((s, why) -> data.put("consumer " + s, "DOWN: " + why));
+    // What waits for an operator: shown, never a reason to take the instance out of service.
+    reading
+        .openLetters()
+        .forEach(
+            (s, n) -> {
+              if (n.parkedKeys() > 0) {
+                data.put(
+                    "parked keys " + s,
+                    n.parkedKeys()
+                        + " keys wait behind an open dead letter ("
+                        + n.parked()
+                        + " events)");
+              }
+            });
     boolean checked = reading.brokerUp() != null || reading.brokerError() == null;
     return new Verdict(
         checked && brokerOk && reading.databaseError() == null && reading.failingLoops().isEmpty(),

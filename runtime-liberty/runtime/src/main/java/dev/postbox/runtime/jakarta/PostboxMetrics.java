@@ -3,6 +3,7 @@ package dev.postbox.runtime.jakarta;
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.Lag;
+import dev.postbox.runtime.inbox.InboxHealth;
 import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.RunningSubscription;
 import dev.postbox.runtime.relay.OutboxEngine;
@@ -58,8 +59,20 @@ class PostboxMetrics {
           "postbox.inbox.stuck.seconds",
           () -> r.stuckFor().map(Duration::toSeconds).orElse(0L),
           tag);
+      // What waits for an operator, as read every 5 s: it stays while the subscription is quiet,
+      // where the counters' increase falls back to 0.
+      metrics.gauge(
+          "postbox.inbox.dead.letters.open", () -> openLetters(postbox, r.name()).open(), tag);
+      metrics.gauge(
+          "postbox.inbox.parked.open", () -> openLetters(postbox, r.name()).parked(), tag);
     }
   }
+
+  private static InboxHealth.OpenLetters openLetters(Postbox postbox, String subscription) {
+    return postbox.inboxEngine().health().openLetters().getOrDefault(subscription, NO_LETTERS);
+  }
+
+  private static final InboxHealth.OpenLetters NO_LETTERS = new InboxHealth.OpenLetters(0, 0, 0);
 
   private static Lag lag(OutboxEngine outbox) {
     Lag l = outbox.cachedLag();

@@ -224,18 +224,24 @@ public final class OutboxRepository {
     return "?" + ",?".repeat(n - 1);
   }
 
-  /** Marks rows dispatched (or deletes them): one statement per 500 ids. */
+  /**
+   * Marks rows dispatched (or deletes them): one statement per 500 ids. Only a PENDING row changes,
+   * as in {@link #reschedule}: an operator may have discarded a row meanwhile, and a discarded row
+   * stays DISCARDED.
+   */
   public void dispatched(Connection c, List<Long> ids, Instant now, boolean delete)
       throws SQLException {
     for (int from = 0; from < ids.size(); from += 500) {
       List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
       String sql =
           delete
-              ? "DELETE FROM postbox_outbox WHERE id IN (" + placeholders(chunk.size()) + ")"
+              ? "DELETE FROM postbox_outbox WHERE id IN ("
+                  + placeholders(chunk.size())
+                  + ") AND status = 'PENDING'"
               : "UPDATE postbox_outbox SET status = 'DISPATCHED', dispatched_at = ?, last_error = NULL"
                   + " WHERE id IN ("
                   + placeholders(chunk.size())
-                  + ")";
+                  + ") AND status = 'PENDING'";
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         int i = 1;
         if (!delete) {

@@ -390,6 +390,108 @@ abstract class InboxContract {
   }
 
   @Test
+  void sequencedModeTakesACopyOfADeadLetteredEventAsADuplicateSoItsDiscardAppliesNothing() {
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
+    // Once, the copy was parked behind its own letter, and discarding the letter released the
+    // copy: the event the operator gave up on took effect after all.
+    String topic = topic(1);
+    String subscription = "seq-copy-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler = failingUntil(fixed, new IllegalStateException("poison"));
+    run(topic, "g", subscription, handler, settings(subscription, 1).withSequenced(true));
+    DeadLetters letters =
+        new DeadLetters(
+            tx, dialect, subscription, handler, Clock.systemUTC(), Duration.ofDays(7), true);
+    Envelope e = event("k", "doomed");
+    broker.publisher().publish(topic, e);
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 1);
+    long head = letters.open(10).get(0).id();
+
+    fixed.set(true); // the copy would take effect now, if it ran
+    broker.publisher().publish(topic, e); // a redelivered copy
+    InboxCounters counters = new InboxCounters(tx, dialect);
+    await().atMost(Duration.ofSeconds(30)).until(() -> counters.duplicates(subscription) == 1);
+    assertThat(letters.open(10)).extracting(DeadLetter::id).containsExactly(head);
+
+    assertThat(letters.discard(head)).isTrue();
+    assertThat(letters.open(10)).isEmpty();
+    assertThat(effects(e.id())).as("the discarded event never took effect").isZero();
+  }
+
+  @Test
+  void sequencedModeTakesACopyWithAnotherPayloadOfAParkedEventAsAConflictLetter() {
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
+    // Once, such a copy was parked too, and its replay, after the first copy's, was settled as
+    // REPLAYED: its payload silently dropped.
+    String topic = topic(1);
+    String subscription = "seq-conflict-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          if (!fixed.get() && new String(ev.payload(), StandardCharsets.UTF_8).equals("poison")) {
+            throw new IllegalStateException("poison");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 1).withSequenced(true));
+    DeadLetters letters =
+        new DeadLetters(
+            tx, dialect, subscription, handler, Clock.systemUTC(), Duration.ofDays(7), true);
+    Envelope poison = event("k", "poison");
+    Envelope parked = event("k", "a");
+    Envelope other = parked.toBuilder().payload("b").build(); // the same id, another payload
+    broker.publisher().publishAll(topic, List.of(poison, parked));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 2);
+    broker.publisher().publish(topic, other);
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+    assertThat(letters.open(10))
+        .extracting(DeadLetter::eventId, DeadLetter::reason)
+        .containsExactly(
+            tuple(poison.id(), DeadLetterReason.HANDLER_FAILED),
+            tuple(parked.id(), DeadLetterReason.PARKED),
+            tuple(parked.id(), DeadLetterReason.CONFLICT));
+    // what the health reading and the gauges show, however quiet the subscription is now
+    Map<String, InboxHealth.OpenLetters> counts =
+        tx.inTransaction(c -> new InboxRepository(dialect).openLetterCounts(c));
+    assertThat(counts).containsEntry(subscription, new InboxHealth.OpenLetters(2, 1, 1));
+
+    fixed.set(true);
+    assertThat(letters.replay(letters.open(10).get(0).id())).isTrue();
+    assertThat(effects(poison.id())).isEqualTo(1);
+    assertThat(effects(parked.id())).as("the parked event, released").isEqualTo(1);
+    DeadLetter conflict = letters.open(10).get(0);
+    assertThat(letters.open(10)).hasSize(1);
+    assertThat(conflict.reason()).isEqualTo(DeadLetterReason.CONFLICT);
+    assertThat(letters.get(conflict.id()).orElseThrow().payload()).isEqualTo(other.payload());
+  }
+
+  @Test
+  void aReplayOfALetterWhoseEventWasProcessedWithAnotherPayloadMakesItAConflict() {
+    // Once it was settled as REPLAYED, as if its payload had been applied.
+    String topic = topic(1);
+    String subscription = "replay-conflict-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler = failingUntil(fixed, new IllegalStateException("down"));
+    run(topic, "g", subscription, handler, settings(subscription, 1));
+    DeadLetters letters = new DeadLetters(tx, dialect, subscription, handler, Clock.systemUTC());
+    Envelope first = event("k", "first");
+    broker.publisher().publish(topic, first);
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 1);
+    long id = letters.open(10).get(0).id();
+    fixed.set(true);
+    broker.publisher().publish(topic, first.toBuilder().payload("second").build());
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(first.id()) == 1);
+
+    assertThatThrownBy(() -> letters.replay(id))
+        .isInstanceOf(dev.postbox.runtime.api.NotReplayableException.class)
+        .hasMessageContaining("became a CONFLICT");
+    DeadLetter now = letters.get(id).orElseThrow();
+    assertThat(now.status()).isEqualTo("OPEN");
+    assertThat(now.reason()).isEqualTo(DeadLetterReason.CONFLICT);
+    assertThat(effects(first.id())).isEqualTo(1);
+  }
+
+  @Test
   void sequencedModeParksAKeysLaterEventsBehindItsDeadLetterAndReplaysThemInOrder() {
     org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
     String topic = topic(1);

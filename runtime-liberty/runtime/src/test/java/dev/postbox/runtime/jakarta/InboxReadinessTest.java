@@ -55,4 +55,24 @@ class InboxReadinessTest {
     assertThat(v.data())
         .containsEntry("consumer orders/payments", "DOWN: failing for 35 s: Consumer is closed");
   }
+
+  @Test
+  void parkedKeysAreShownAndDoNotMakeItUnready() {
+    var v =
+        InboxReadiness.judge(
+            new InboxHealth(
+                true,
+                null,
+                null,
+                Map.of(),
+                Map.of(),
+                Map.of(
+                    "ledger/postings", new InboxHealth.OpenLetters(1, 5, 2),
+                    "orders/payments", new InboxHealth.OpenLetters(3, 0, 0))));
+    assertThat(v.up()).isTrue();
+    assertThat(v.data())
+        .containsEntry(
+            "parked keys ledger/postings", "2 keys wait behind an open dead letter (5 events)")
+        .doesNotContainKey("parked keys orders/payments");
+  }
 }

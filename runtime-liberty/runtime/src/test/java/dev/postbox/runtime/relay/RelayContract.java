@@ -107,6 +107,50 @@ abstract class RelayContract {
   // ---- scenarios ----
 
   @Test
+  void aLateSettleChangesOnlyRowsThatAreStillPending() {
+    // The relay settles after its broker call, outside the claim's transaction: meanwhile an
+    // operator may have discarded a row (one that kept failing), or another instance, holding the
+    // partition after a lost lease, dispatched it. Once, the late settle marked a DISCARDED row
+    // DISPATCHED, or deleted it.
+    OutboxRepository repo = new OutboxRepository(dialect, 1);
+    OutboxEvent discarded = event(topic(1), "k", "discarded");
+    OutboxEvent alsoDiscarded = event(topic(1), "k", "also discarded");
+    long[] ids = new long[2];
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, List.of(discarded, alsoDiscarded), Instant.now());
+          List<OutboxRow> rows = repo.claim(c, 0, Instant.now().plusSeconds(1), 10);
+          for (int i = 0; i < 2; i++) {
+            ids[i] = rows.get(i).id();
+            repo.reschedule(c, ids[i], 1, Instant.now(), "broker down");
+            assertThat(repo.discard(c, ids[i], Instant.now())).isTrue();
+          }
+          return null;
+        });
+    tx.inTransaction(
+        c -> {
+          repo.dispatched(c, List.of(ids[0]), Instant.now(), false);
+          repo.dispatched(c, List.of(ids[1]), Instant.now(), true);
+          return null;
+        });
+    assertThat(statusOf(ids[0])).isEqualTo("DISCARDED");
+    assertThat(statusOf(ids[1])).as("not deleted either").isEqualTo("DISCARDED");
+  }
+
+  private String statusOf(long id) {
+    return tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("SELECT status FROM postbox_outbox WHERE id = ?")) {
+            ps.setLong(1, id);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+              return rs.next() ? rs.getString(1) : "deleted";
+            }
+          }
+        });
+  }
+
+  @Test
   void concurrentWritersOfOneKeyArePublishedInTheirCommitOrderWhenTheKeyIsSerialised()
       throws Exception {
     // What Postbox promises: a key's events are published in the order of their rows' ids, which
