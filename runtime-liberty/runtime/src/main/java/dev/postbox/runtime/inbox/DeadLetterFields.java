@@ -42,8 +42,6 @@ record DeadLetterFields(
   static final int MAX_MAP_CHARS = 12_000;
 
   static final int MAX_VALUE_CHARS = 8_192;
-  private static final Instant EARLIEST = Instant.parse("0001-01-01T00:00:00Z");
-  private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
   static DeadLetterFields of(
       Envelope e,
@@ -76,12 +74,8 @@ record DeadLetterFields(
       payload = Arrays.copyOf(payload, MAX_PAYLOAD_BYTES);
       cut.cut = true;
     }
+    // An envelope's time is within the years 1 to 9999 (EventRules), which every database stores.
     Instant time = e == null ? null : e.time();
-    if (time != null && (time.isBefore(EARLIEST) || time.isAfter(LATEST))) {
-      metadata.put("postbox.event.time", time.toString());
-      time = null;
-      cut.cut = true;
-    }
     DeadLetterFields f =
         new DeadLetterFields(
             e == null ? null : cut.text(e.id(), 256),
