@@ -191,7 +191,8 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
             } catch (Exception checked) {
               throw new InboxProcessor.HandlerException(checked);
             }
-          } else {
+          } else if (dl.reason() != DeadLetterReason.CONFLICT) {
+            // (A CONFLICT letter replayed with force is the operator closing it: settled below.)
             String processed = repo.fingerprint(c, subscription, e.id()).orElse(fingerprint);
             if (!processed.equals(fingerprint)) {
               // Processed meanwhile, with another payload: this letter's was never applied, and
