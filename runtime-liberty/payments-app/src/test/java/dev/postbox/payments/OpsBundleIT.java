@@ -79,7 +79,7 @@ class OpsBundleIT {
     }
     Assumptions.assumeTrue(promtool != null, "promtool is not installed (Debian: prometheus)");
     assertThat(run(promtool.toString(), "check", "rules", "postbox-alerts.yml"))
-        .contains("SUCCESS: 8 rules found");
+        .contains("SUCCESS: 9 rules found");
     assertThat(run(promtool.toString(), "test", "rules", "postbox-alerts-test.yml"))
         .contains("SUCCESS");
   }
@@ -127,7 +127,7 @@ class OpsBundleIT {
         out.add(t.substring("expr:".length()));
       }
     }
-    assertThat(out).hasSize(8);
+    assertThat(out).hasSize(9);
     return out;
   }
 
