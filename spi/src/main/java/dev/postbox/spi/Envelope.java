@@ -95,10 +95,12 @@ public record Envelope(
   /** Validates every attribute and takes defensive copies of the headers and the payload. */
   public Envelope {
     requireText("id", id, MAX_ID_LENGTH, false);
+    EventRules.checkNoTrailingSpace("id", id);
     requireText("source", source, MAX_ATTRIBUTE_LENGTH, false);
     requireText("type", type, MAX_ATTRIBUTE_LENGTH, false);
     requireText("subject", subject, MAX_ATTRIBUTE_LENGTH, true);
     requireText("key", key, MAX_ATTRIBUTE_LENGTH, true);
+    EventRules.checkNoTrailingSpace("key", key);
     requireText("datacontenttype", dataContentType, MAX_ATTRIBUTE_LENGTH, true);
     Objects.requireNonNull(time, "envelope time must not be null");
     EventRules.checkTime(time);

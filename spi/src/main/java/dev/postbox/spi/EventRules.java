@@ -16,6 +16,7 @@ import java.time.Instant;
  *       control characters (U+0000 to U+001F and U+007F to U+009F: PostgreSQL stores no NUL, SQS
  *       refuses most of them, and none belongs in an identifier) and no unpaired surrogates (they
  *       have no UTF-8 form, so Kafka and every database would turn them into '?').
+ *   <li><b>Id and key</b> without a trailing space (MariaDB's comparison ignores it).
  *   <li><b>Time</b> within the years 1 to 9999, the range of every supported database's timestamp
  *       and of CloudEvents' RFC 3339 times.
  *   <li><b>Bytes on the wire</b> are strict UTF-8 when read back ({@link #utf8}): a malformed
@@ -77,6 +78,24 @@ public final class EventRules {
       if (Character.isLowSurrogate(c)) {
         throw unpaired(field, c, i);
       }
+    }
+  }
+
+  /**
+   * Checks that an id or a key does not end with a space: MariaDB compares text with its trailing
+   * spaces cut (a PAD SPACE collation), so {@code "a"} and {@code "a "} would be one event id there
+   * (the second skipped as a duplicate) and one key.
+   *
+   * @throws InvalidEventException naming the field
+   */
+  public static void checkNoTrailingSpace(String field, String value) {
+    if (value != null && !value.isEmpty() && value.charAt(value.length() - 1) == ' ') {
+      throw new InvalidEventException(
+          field,
+          "ends with a space: MariaDB compares text without trailing spaces, so it would be taken"
+              + " for the same "
+              + field
+              + " without them");
     }
   }
 

@@ -81,6 +81,26 @@ public final class KeyedBatch {
     }
   }
 
+  /**
+   * The failure for an envelope whose payload is over an adapter's limit.
+   *
+   * @param limitName the configuration key of the limit, e.g. {@code max.message.bytes}
+   * @deprecated declare the limit in {@link Capabilities#maxMessageBytes()} (and the broker's other
+   *     rules in its {@link WireRules}) and use {@link #refuses}, which checks them all
+   */
+  @Deprecated
+  public static PermanentBrokerException tooLarge(Envelope e, int limit, String limitName) {
+    return new PermanentBrokerException(
+        "envelope "
+            + e.id()
+            + ": payload of "
+            + e.payloadSize()
+            + " bytes exceeds "
+            + limitName
+            + " "
+            + limit);
+  }
+
   /** The failure for an envelope the broker's {@link Capabilities#check} refuses: permanent. */
   public static PermanentBrokerException refused(Envelope e, InvalidEventException invalid) {
     return new PermanentBrokerException(

@@ -112,4 +112,14 @@ class EventRulesTest {
         .hasMessage("envelope key has a bang");
     assertThatNoException().isThrownBy(() -> caps.check("d", valid().key("a").build()));
   }
+
+  @Test
+  void anIdOrKeyEndingWithASpaceIsRefusedBecauseMariaDbWouldTakeItForTheSameOneWithout() {
+    assertThatThrownBy(() -> valid().id("evt-1 ").build())
+        .isInstanceOf(InvalidEventException.class)
+        .hasMessageContaining("envelope id ends with a space");
+    assertThatThrownBy(() -> valid().key("k ").build())
+        .hasMessageContaining("envelope key ends with a space");
+    assertThat(valid().id(" evt-1").key("a b").build().key()).isEqualTo("a b");
+  }
 }

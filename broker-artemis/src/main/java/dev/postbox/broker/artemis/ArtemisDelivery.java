@@ -16,16 +16,16 @@ final class ArtemisDelivery implements Delivery {
 
   private final ArtemisSubscriptionConsumer owner;
   private final Message message;
-  private final byte[] body;
+  private final Object body; // the bytes, or the JMSException reading them
   private final int attempt;
   private final AtomicBoolean settled = new AtomicBoolean();
   private volatile Envelope envelope;
 
   /**
    * @param body the message's body, read when it was received (never read later: see {@link
-   *     ArtemisSubscriptionConsumer#poll})
+   *     ArtemisSubscriptionConsumer#poll}), or the {@link JMSException} reading it threw
    */
-  ArtemisDelivery(ArtemisSubscriptionConsumer owner, Message message, byte[] body, int attempt) {
+  ArtemisDelivery(ArtemisSubscriptionConsumer owner, Message message, Object body, int attempt) {
     this.owner = owner;
     this.message = message;
     this.body = body;
@@ -37,7 +37,7 @@ final class ArtemisDelivery implements Delivery {
     Envelope e = envelope;
     if (e == null) {
       try {
-        e = CloudEventsJmsProperties.read(message, body);
+        e = CloudEventsJmsProperties.read(message, bodyOrThrow());
       } catch (JMSException failure) {
         throw new RetriableBrokerException("reading a JMS message failed: " + failure, failure);
       }
@@ -83,9 +83,12 @@ final class ArtemisDelivery implements Delivery {
     return message;
   }
 
-  /** The body as received; not a copy. */
-  byte[] body() {
-    return body;
+  /** The body as received (not a copy), or the failure to read it. */
+  byte[] bodyOrThrow() throws JMSException {
+    if (body instanceof JMSException failure) {
+      throw failure;
+    }
+    return (byte[]) body;
   }
 
   @Override

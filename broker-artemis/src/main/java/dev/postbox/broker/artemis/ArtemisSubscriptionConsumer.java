@@ -113,7 +113,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
                 topic.getTopicName()
                     + "::"
                     + ActiveMQDestination.createQueueNameForSubscription(
-                        true, null, subscription.group()));
+                        true, c.getClientID(), subscription.group()));
       } else {
         consumer = session.createConsumer(d);
         retryTarget = d;
@@ -174,8 +174,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
         if (m != null) {
           // The body is read now, before the next receive: the JMS client streams a large
           // message's body, and a receive before it is read leaves it cut at the front.
-          ArtemisDelivery d =
-              new ArtemisDelivery(this, m, CloudEventsJmsProperties.body(m), attempt(m));
+          ArtemisDelivery d = new ArtemisDelivery(this, m, bodyOf(m), attempt(m));
           inFlight.add(d);
           out.add(d);
           continue;
@@ -204,6 +203,19 @@ final class ArtemisSubscriptionConsumer implements Consumer {
       java.util.concurrent.locks.LockSupport.parkNanos(ms * 1_000_000);
     } finally {
       sessionLock.lock();
+    }
+  }
+
+  /**
+   * The body, or the failure to read it: a message whose body cannot be read (a large message's
+   * stream that timed out) is this delivery's problem, told by {@link ArtemisDelivery#envelope()}
+   * as a retriable error, not the session's.
+   */
+  private static Object bodyOf(Message m) {
+    try {
+      return CloudEventsJmsProperties.body(m);
+    } catch (JMSException e) {
+      return e;
     }
   }
 
@@ -254,7 +266,7 @@ final class ArtemisSubscriptionConsumer implements Consumer {
   private void resendLater(ArtemisDelivery d, Duration delay) throws JMSException {
     Message original = d.message();
     BytesMessage copy = channel.session().createBytesMessage();
-    copy.writeBytes(d.body());
+    copy.writeBytes(d.bodyOrThrow());
     for (var p : CloudEventsJmsProperties.properties(original).entrySet()) {
       String name = p.getKey();
       if (name.startsWith("JMSX") && !name.equals(CloudEventsJmsProperties.GROUP)) {

@@ -59,6 +59,17 @@ public final class ApiError {
     return number("limit", value, 1, max, defaultValue);
   }
 
+  /**
+   * A page size within 1..max, or the default when absent.
+   *
+   * @deprecated take the parameter as text and use {@link #limit(String, int, int)}: JAX-RS answers
+   *     a number it cannot convert with 404 before this is called
+   */
+  @Deprecated
+  public static int limit(Integer value, int defaultValue, int max) {
+    return limit(value == null ? null : value.toString(), defaultValue, max);
+  }
+
   /** A whole number within min..max, or the default when absent or empty; 400 otherwise. */
   public static int number(String name, String value, int min, int max, int defaultValue) {
     if (value == null || value.isEmpty()) {

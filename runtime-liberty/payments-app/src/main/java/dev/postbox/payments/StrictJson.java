@@ -88,7 +88,7 @@ public final class StrictJson {
           }
           case END_OBJECT, END_ARRAY -> keys.pop();
           case VALUE_STRING -> take(top, pendingKey, p.getString());
-          case VALUE_NUMBER -> take(top, pendingKey, p.getBigDecimal());
+          case VALUE_NUMBER -> take(top, pendingKey, new Number(p.getString()));
           case VALUE_TRUE -> take(top, pendingKey, Boolean.TRUE);
           case VALUE_FALSE -> take(top, pendingKey, Boolean.FALSE);
           case VALUE_NULL -> take(top, pendingKey, null);
@@ -114,6 +114,47 @@ public final class StrictJson {
       throw ApiError.badRequest("the request body is not valid JSON");
     }
     return top;
+  }
+
+  /**
+   * A JSON number as written. It is not converted here: {@code 1e2147483648} overflows {@link
+   * BigDecimal}, and a number of more than 1,100 digits makes the JSON-P parser refuse to convert
+   * it; {@link #wholeNumber} converts with bounds.
+   */
+  public record Number(String text) {
+
+    /**
+     * The number as a whole number within {@code min..max}, or null when it has a fraction, is out
+     * of range or too long to be a sensible value (more than 40 characters).
+     */
+    public Long wholeNumber(long min, long max) {
+      if (text.length() > 40) {
+        return null;
+      }
+      try {
+        BigDecimal n = new BigDecimal(text);
+        if (n.abs().compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) > 0) {
+          return null;
+        }
+        BigDecimal whole = n.stripTrailingZeros();
+        if (whole.scale() > 0) {
+          return null;
+        }
+        long v = whole.longValueExact();
+        return v >= min && v <= max ? v : null;
+      } catch (NumberFormatException | ArithmeticException e) {
+        return null;
+      }
+    }
+
+    /** Whether it has a fraction, as written (1.5; 150.0 has none). */
+    public boolean hasFraction() {
+      try {
+        return text.length() <= 40 && new BigDecimal(text).stripTrailingZeros().scale() > 0;
+      } catch (NumberFormatException e) {
+        return false;
+      }
+    }
   }
 
   private static void take(Map<String, Object> top, String key, Object value) {

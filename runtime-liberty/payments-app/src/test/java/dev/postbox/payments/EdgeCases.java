@@ -15,6 +15,8 @@ final class EdgeCases {
 
   static void check(PaymentsApi api) {
     long orders = api.ledger("orders");
+    long charges = api.ledger("charges");
+    long notifications = api.ledger("notifications");
     badRequest(
         api.post("/orders", "{\"customer\":\"a\\u0000b\",\"amountCents\":5}"),
         "customer contains the control character U+0000 at index 1");
@@ -27,6 +29,13 @@ final class EdgeCases {
     badRequest(
         api.post("/orders", "{\"customer\":\"ada\",\"customer\":\"bob\",\"amountCents\":5}"),
         "the key \\\"customer\\\" appears twice in one object");
+    // numbers no BigDecimal or JSON-P parser converts: 400, not 500
+    badRequest(
+        api.post("/orders", "{\"customer\":\"ada\",\"amountCents\":1e2147483648}"),
+        "amountCents must be a whole number between 1 and");
+    badRequest(
+        api.post("/orders", "{\"customer\":\"ada\",\"amountCents\":" + "9".repeat(2_000) + "}"),
+        "amountCents must be a whole number between 1 and");
     badRequest(api.get("/orders?limit=abc"), "limit must be between 1 and 500, not 'abc'");
     badRequest(api.get("/notifications?limit=abc"), "limit must be between 1 and 500");
     badRequest(
@@ -42,6 +51,19 @@ final class EdgeCases {
         api.post("/orders", "{\"customer\":\"Zoë \\ud83d\\ude00\",\"amountCents\":150.0}");
     assertThat(fine.statusCode()).as(fine.body()).isEqualTo(201);
     assertThat(fine.body()).contains("\"amountCents\":150").contains("Zoë \ud83d\ude00");
+    // a member it ignores may hold any valid JSON, a number of 2,000 digits too
+    HttpResponse<String> ignored =
+        api.post(
+            "/orders",
+            "{\"customer\":\"ada\",\"x\":[" + "9".repeat(2_000) + "],\"amountCents\":5}");
+    assertThat(ignored.statusCode()).as(ignored.body()).isEqualTo(201);
+    // the two accepted orders are charged and notified (and drained before the next test counts)
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(
+            () ->
+                api.ledger("charges") - charges == 2
+                    && api.ledger("notifications") - notifications == 2);
   }
 
   private static void badRequest(HttpResponse<String> r, String message) {

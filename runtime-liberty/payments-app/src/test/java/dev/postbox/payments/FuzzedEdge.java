@@ -411,7 +411,7 @@ final class FuzzedEdge {
   }
 
   private static String amount(Random r) {
-    return switch (r.nextInt(12)) {
+    return switch (r.nextInt(13)) {
       case 0 -> "1.5";
       case 1 -> "1e2";
       case 2 -> "-5";
@@ -422,6 +422,7 @@ final class FuzzedEdge {
       case 7 -> "[1]";
       case 8 -> "100.00";
       case 9 -> "1E400";
+      case 10 -> r.nextBoolean() ? "1e2147483648" : "9".repeat(1_000 + r.nextInt(2_000));
       default -> Long.toString(1 + r.nextInt(100_000));
     };
   }

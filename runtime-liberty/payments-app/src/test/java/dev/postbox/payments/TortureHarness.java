@@ -431,20 +431,26 @@ final class TortureHarness {
    * are busy. A load shape, not a wait for a result.
    */
   private void paceOrder(int i) {
-    if (servers.size() == 1) {
-      return;
+    boolean single = servers.size() == 1;
+    long steps =
+        settings.kills()
+            + (settings.pause() ? 1 : 0)
+            + (settings.brokerRestart() ? 1 : 0)
+            + (single && !settings.databasePause().isZero() && db.canPause() ? 1 : 0)
+            + (single && settings.handlerFailures() > 0 ? 1 : 0);
+    if (!single) {
+      long spread = STEP_SPREAD.toNanos() * (steps + 1);
+      long due = clientsStarted + spread / settings.orders() * i;
+      long wait = due - System.nanoTime();
+      if (wait > 0) {
+        pause(Duration.ofNanos(wait));
+      }
     }
-    long steps = settings.kills() + (settings.pause() ? 1 : 0) + (settings.brokerRestart() ? 1 : 0);
-    long spread = STEP_SPREAD.toNanos() * (steps + 1);
-    long due = clientsStarted + spread / settings.orders() * i;
-    long wait = due - System.nanoTime();
-    if (wait > 0) {
-      pause(Duration.ofNanos(wait));
-    }
-    // A step (a restart under load, a pause) can take longer than its share of time: the clients
-    // never get
-    // more than one step's share of orders ahead of the chaos, so the last steps still land while
-    // orders flow instead of after the last one.
+    // A step (a restart under load, a pause, a database outage) can take longer than its share of
+    // time: the clients never get more than one step's share of orders ahead of the chaos, so the
+    // last steps still land while orders flow instead of after the last one. (A single-server
+    // SQS run once placed its last orders while the failures step waited, and the last kill's
+    // window, an HTTP request's commit, was never reached.)
     synchronized (chaosProgress) {
       while ((long) i * (steps + 1) >= (long) settings.orders() * (chaosDone + 2)) {
         try {

@@ -233,6 +233,13 @@ public final class Postbox implements AutoCloseable {
           Level.INFO,
           "Postbox relay disabled (postbox.relay.enabled=false); events are recorded, not published");
     }
+    if (broker == null) {
+      LOG.log(
+          Level.WARNING,
+          "postbox.broker=none: Outbox.record checks the event rules only, not the relay's broker"
+              + " rules (destination names, sizes); set postbox.broker as the relay's instances do"
+              + " (docs/outbox.md)");
+    }
     outbox =
         new OutboxEngine(
             tx,

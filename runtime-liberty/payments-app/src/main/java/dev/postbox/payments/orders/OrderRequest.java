@@ -4,7 +4,6 @@ import dev.postbox.admin.ApiError;
 import dev.postbox.payments.StrictJson;
 import dev.postbox.spi.EventRules;
 import dev.postbox.spi.InvalidEventException;
-import java.math.BigDecimal;
 import java.util.Map;
 
 /** The body of {@code POST /orders}. */
@@ -28,10 +27,18 @@ public record OrderRequest(String customer, Long amountCents) {
     Object amount = json.get("amountCents");
     Long cents = null;
     if (amount != null) {
-      if (!(amount instanceof BigDecimal n)) {
+      if (!(amount instanceof StrictJson.Number n)) {
         throw ApiError.badRequest("amountCents must be a JSON number");
       }
-      cents = wholeCents(n);
+      if (n.hasFraction()) {
+        throw ApiError.badRequest(
+            "amountCents must be a whole number of cents, not " + ApiError.clip(n.text()));
+      }
+      cents = n.wholeNumber(1, MAX_AMOUNT_CENTS);
+      if (cents == null) {
+        throw ApiError.badRequest(
+            "amountCents must be a whole number between 1 and " + MAX_AMOUNT_CENTS);
+      }
     }
     OrderRequest request = new OrderRequest((String) customer, cents);
     request.validate();
@@ -56,18 +63,5 @@ public record OrderRequest(String customer, Long amountCents) {
       throw ApiError.badRequest(
           "amountCents must be a whole number between 1 and " + MAX_AMOUNT_CENTS);
     }
-  }
-
-  private static long wholeCents(BigDecimal n) {
-    BigDecimal whole = n.stripTrailingZeros();
-    if (whole.scale() > 0) {
-      throw ApiError.badRequest("amountCents must be a whole number of cents, not " + n);
-    }
-    if (whole.compareTo(BigDecimal.ONE) < 0
-        || whole.compareTo(BigDecimal.valueOf(MAX_AMOUNT_CENTS)) > 0) {
-      throw ApiError.badRequest(
-          "amountCents must be a whole number between 1 and " + MAX_AMOUNT_CENTS);
-    }
-    return whole.longValueExact();
   }
 }

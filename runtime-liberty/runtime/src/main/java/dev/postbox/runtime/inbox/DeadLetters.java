@@ -7,6 +7,8 @@ import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.spi.Envelope;
+import dev.postbox.spi.InvalidEventException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -180,7 +182,18 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
                     + dl.eventId()
                     + " was processed meanwhile. Replay it only deliberately (force)");
           }
-          var e = dl.envelope();
+          Envelope e;
+          try {
+            e = dl.envelope();
+          } catch (InvalidEventException stale) {
+            throw new NotReplayableException(
+                "dead letter "
+                    + id
+                    + " holds an event stored before this version's event rules, which no broker"
+                    + " or database stage carries now ("
+                    + stale.getMessage()
+                    + "): discard it");
+          }
           String fingerprint = InboxProcessor.fingerprint(e.payload());
           boolean fresh = repo.record(c, subscription, e, fingerprint, clock.instant());
           if (fresh) {

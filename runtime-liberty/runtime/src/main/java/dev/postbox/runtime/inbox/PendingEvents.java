@@ -1,8 +1,10 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.InvalidEventException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -33,15 +35,27 @@ final class PendingEvents {
   /** One queued event, as it was delivered. */
   record Pending(long seq, Envelope event, Map<String, String> metadata, int attempts) {}
 
+  /** A queued row an earlier version accepted that no envelope can hold now. */
+  private record Stale(
+      long seq,
+      String id,
+      String key,
+      Map<String, String> raw,
+      byte[] payload,
+      Map<String, String> metadata,
+      InvalidEventException why) {}
+
   /** Keys per IN list when checking for pending events. */
   private static final int IN_CHUNK = 100;
 
   private final Dialect dialect;
+  private final InboxRepository letters;
   private final String claimSql;
   private final String promoteSql;
 
   PendingEvents(Dialect dialect) {
     this.dialect = dialect;
+    this.letters = new InboxRepository(dialect);
     // SKIP LOCKED lets workers pass heads another worker holds. Skipping cannot reorder a key:
     // only heads are candidates, and a key has one head at a time.
     this.claimSql =
@@ -216,23 +230,78 @@ final class PendingEvents {
       dialect.bind(ps, 3, now);
       ps.setInt(4, limit);
       List<Pending> out = new ArrayList<>();
+      List<Stale> stale = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          out.add(
-              new Pending(
-                  rs.getLong("seq"),
-                  new Envelope(
-                      rs.getString("event_id"),
-                      rs.getString("source"),
-                      rs.getString("event_type"),
-                      rs.getString("subject"),
-                      rs.getString("event_key"),
-                      dialect.read(rs, "event_time"),
-                      rs.getString("content_type"),
-                      StringMapJson.read(rs.getString("headers")),
-                      rs.getBytes("payload")),
-                  StringMapJson.read(rs.getString("metadata")),
-                  rs.getInt("attempts")));
+          Map<String, String> headers = StringMapJson.read(rs.getString("headers"));
+          Map<String, String> metadata = StringMapJson.read(rs.getString("metadata"));
+          try {
+            out.add(
+                new Pending(
+                    rs.getLong("seq"),
+                    new Envelope(
+                        rs.getString("event_id"),
+                        rs.getString("source"),
+                        rs.getString("event_type"),
+                        rs.getString("subject"),
+                        rs.getString("event_key"),
+                        dialect.read(rs, "event_time"),
+                        rs.getString("content_type"),
+                        headers,
+                        rs.getBytes("payload")),
+                    metadata,
+                    rs.getInt("attempts")));
+          } catch (InvalidEventException why) {
+            // Queued by an earlier version, before the event rules: never runnable now. It
+            // becomes a MALFORMED letter with its fields, and its key's next event goes on.
+            Map<String, String> raw = new java.util.LinkedHashMap<>();
+            raw.put("ce_id", rs.getString("event_id"));
+            raw.put("ce_type", rs.getString("event_type"));
+            raw.put("ce_source", rs.getString("source"));
+            raw.put("ce_subject", rs.getString("subject"));
+            raw.put("ce_partitionkey", rs.getString("event_key"));
+            raw.put("ce_datacontenttype", rs.getString("content_type"));
+            headers.forEach((k, v) -> raw.put("ce_" + k, v));
+            raw.values().removeIf(java.util.Objects::isNull);
+            stale.add(
+                new Stale(
+                    rs.getLong("seq"),
+                    rs.getString("event_id"),
+                    rs.getString("event_key"),
+                    raw,
+                    rs.getBytes("payload"),
+                    metadata,
+                    why));
+          }
+        }
+      }
+      for (Stale u : stale) {
+        letters.deadLetter(
+            c,
+            subscription,
+            null,
+            DeadLetterReason.MALFORMED,
+            "queued before this version's event rules and not runnable now: "
+                + u.why().getMessage(),
+            1,
+            u.raw(),
+            u.payload(),
+            u.metadata(),
+            now);
+        try (PreparedStatement delete =
+            c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?")) {
+          delete.setLong(1, u.seq());
+          delete.executeUpdate();
+        }
+        try (PreparedStatement forget =
+            c.prepareStatement(
+                "DELETE FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
+          forget.setString(1, subscription);
+          forget.setString(2, u.id());
+          forget.executeUpdate();
+        }
+        if (u.key() != null) {
+          promote(c, subscription, u.key());
         }
       }
       return out;

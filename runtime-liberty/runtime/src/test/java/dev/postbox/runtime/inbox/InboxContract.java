@@ -27,6 +27,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -387,6 +388,51 @@ abstract class InboxContract {
         .extracting(DeadLetterGroup::reason, DeadLetterGroup::count)
         .containsExactly(tuple(DeadLetterReason.MALFORMED, 1L));
     assertThat(effects(order.id())).as("discarded, never processed").isZero();
+  }
+
+  @Test
+  void aQueuedEventAnEarlierVersionAcceptedButNoEnvelopeHoldsNowBecomesALetterAndItsKeyGoesOn() {
+    // Deferred mode. An earlier version queued events with a tab in the subject, which the event
+    // rules now refuse: once, claiming such a row threw, every claim met it first, and the
+    // subscription stopped for good.
+    org.junit.jupiter.api.Assumptions.assumeTrue(deferred(), "deferred mode only");
+    String topic = topic(1);
+    String subscription = "stale-" + UUID.randomUUID();
+    String staleId = "stale-" + UUID.randomUUID();
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO postbox_inbox_pending (subscription, event_id, event_key,"
+                      + " event_type, source, subject, content_type, event_time, headers, payload,"
+                      + " metadata, attempts, next_attempt_at, head)"
+                      + " VALUES (?, ?, 'k', 'OrderCaptured', 'urn:old', ?, NULL, ?, '{}', ?, '{}',"
+                      + " 0, ?, ?)")) {
+            ps.setString(1, subscription);
+            ps.setString(2, staleId);
+            ps.setString(3, "Order\t42");
+            dialect.bind(ps, 4, Instant.now());
+            ps.setBytes(5, "{}".getBytes(StandardCharsets.UTF_8));
+            dialect.bind(ps, 6, Instant.now());
+            ps.setBoolean(7, true);
+            ps.executeUpdate();
+          }
+          return null;
+        });
+    run(topic, "g", subscription, (c, ev) -> insertEffect(c, ev), settings(subscription, 3));
+    Envelope next = event("k", "after the stale one");
+    broker.publisher().publish(topic, next);
+    DeadLetters letters =
+        new DeadLetters(tx, dialect, subscription, (c, ev) -> {}, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(next.id()) == 1 && letters.open(10).size() == 1);
+    DeadLetter stale = letters.open(10).get(0);
+    assertThat(stale.reason()).isEqualTo(DeadLetterReason.MALFORMED);
+    assertThat(stale.error()).contains("queued before this version's event rules");
+    assertThat(letters.get(stale.id()).orElseThrow().headers())
+        .containsEntry("ce_id", staleId)
+        .containsEntry("ce_subject", "Order\t42");
   }
 
   @Test
