@@ -17,7 +17,7 @@ class FuzzedEdgeIT {
       throws Exception {
     FuzzedEdge.Report report =
         new FuzzedEdge(PaymentsApi.defaultUrl())
-            .run(Long.getLong("fuzz.seed", System.nanoTime()), Duration.ofSeconds(45));
+            .run(Long.getLong("fuzz.seed", System.nanoTime()), Duration.ofSeconds(30));
     assertThat(report.accepted()).as("some orders were accepted").isGreaterThan(20);
     assertThat(report.byStatus()).containsKeys(400, 201);
   }

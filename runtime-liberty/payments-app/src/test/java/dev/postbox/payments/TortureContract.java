@@ -9,7 +9,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The crash harness, reduced for CI: 2,000 orders from clients that each place their customers'
+ * The crash harness, reduced for CI: 1,500 orders from clients that each place their customers'
  * orders one after another (a customer's events share a key), 2 SIGKILLs of a server each aimed at
  * its own window (with several servers, at one while the others keep working; each restart must
  * resume within 5 s), with several servers a SIGSTOP pause of a lease holder, a broker restart, a
@@ -68,7 +68,7 @@ abstract class TortureContract {
     TortureHarness.Settings settings =
         new TortureHarness.Settings(
                 broker(),
-                Integer.getInteger("torture.orders", 2_000),
+                Integer.getInteger("torture.orders", 1_500),
                 Integer.getInteger("torture.kills", 2),
                 firstKillPhase(),
                 Integer.getInteger("torture.clients", 8),
