@@ -121,7 +121,17 @@ public final class OutboxRepository {
    */
   public List<OutboxRow> claim(Connection c, int partition, Instant now, int limit)
       throws SQLException {
-    Set<String> waiting = waitingKeys(c, partition, now);
+    return claim(c, partition, now, limit, waitingKeys(c, List.of(partition), now));
+  }
+
+  /**
+   * As {@link #claim(Connection, int, Instant, int)}, with the waiting keys already read (by {@link
+   * #waitingKeys(Connection, Collection, Instant)} for this and other partitions: a key lives in
+   * one partition, so keys of other partitions never match).
+   */
+  public List<OutboxRow> claim(
+      Connection c, int partition, Instant now, int limit, Set<String> waiting)
+      throws SQLException {
     boolean inQuery = !waiting.isEmpty() && waiting.size() <= MAX_EXCLUDED_KEYS;
     List<OutboxRow> rows = new ArrayList<>();
     long after = Long.MIN_VALUE;
@@ -202,15 +212,27 @@ public final class OutboxRepository {
     return new Page(limit, read, lastId);
   }
 
-  /** Keys of a partition held up by a FAILED row or a row whose next attempt is still ahead. */
-  Set<String> waitingKeys(Connection c, int partition, Instant now) throws SQLException {
+  /**
+   * Keys of the partitions held up by a FAILED row or a row whose next attempt is still ahead: one
+   * statement for all of them.
+   */
+  public Set<String> waitingKeys(Connection c, Collection<Integer> partitionNos, Instant now)
+      throws SQLException {
     Set<String> keys = new java.util.HashSet<>();
+    if (partitionNos.isEmpty()) {
+      return keys;
+    }
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT DISTINCT event_key FROM postbox_outbox WHERE partition_no = ? AND event_key IS NOT NULL"
+            "SELECT DISTINCT event_key FROM postbox_outbox WHERE partition_no IN ("
+                + placeholders(partitionNos.size())
+                + ") AND event_key IS NOT NULL"
                 + " AND (status = 'FAILED' OR (status = 'PENDING' AND next_attempt_at > ?))")) {
-      ps.setInt(1, partition);
-      dialect.bind(ps, 2, now);
+      int i = 1;
+      for (int partition : partitionNos) {
+        ps.setInt(i++, partition);
+      }
+      dialect.bind(ps, i, now);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           keys.add(rs.getString(1));

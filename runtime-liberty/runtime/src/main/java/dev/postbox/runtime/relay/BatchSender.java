@@ -40,28 +40,62 @@ final class BatchSender {
    * @param failures each failed row's error
    * @param held rows not sent because their destination is out, with when to try them again
    * @param recovered destinations whose outage this batch ended
+   * @param probed rows sent in a call that found (or confirmed) their destination out, with when to
+   *     try them again: the outage's next probe, not the row's own back-off (an attempt each)
    */
   record Outcome(
-      Map<Long, BrokerException> failures, Map<Long, Instant> held, Set<String> recovered) {}
+      Map<Long, BrokerException> failures,
+      Map<Long, Instant> held,
+      Set<String> recovered,
+      Map<Long, Instant> probed) {}
 
-  /** Publishes the batch per destination, keeping id order; no transaction is open meanwhile. */
+  /**
+   * Publishes the batch per destination, keeping each key's order; no transaction is open
+   * meanwhile. The batch may hold several partitions' rows (a relay turn), each partition's in id
+   * order.
+   */
   Outcome publish(List<OutboxRow> batch) {
     Map<Long, BrokerException> failures = new HashMap<>();
     Map<Long, Instant> held = new HashMap<>();
     Set<String> recovered = new HashSet<>();
+    Map<Long, Instant> probed = new HashMap<>();
     Map<String, BrokerException> failedKeys = new HashMap<>();
-    int from = 0;
-    while (from < batch.size()) {
-      String destination = batch.get(from).destination();
-      int to = from;
-      while (to < batch.size() && batch.get(to).destination().equals(destination)) {
-        to++;
-      }
-      List<OutboxRow> group = batch.subList(from, to);
-      from = to;
-      publishGroup(destination, group, failures, held, recovered, failedKeys);
+    for (List<OutboxRow> group : inWaves(batch)) {
+      publishGroup(
+          group.get(0).destination(), group, failures, held, recovered, probed, failedKeys);
     }
-    return new Outcome(failures, held, recovered);
+    return new Outcome(failures, held, recovered, probed);
+  }
+
+  /**
+   * The broker calls of a batch, in order: one per destination per wave. A row joins the wave of
+   * its key's previous row if that row has the same destination, else the next wave; so a key's
+   * rows are sent in batch order, also when they alternate between destinations, and rows of other
+   * keys (other partitions, typically) share a call with them whatever their place in the batch.
+   * Rows without a key go in the first wave.
+   */
+  static List<List<OutboxRow>> inWaves(List<OutboxRow> batch) {
+    Map<String, Integer> waveOfKey = new HashMap<>();
+    Map<String, String> destinationOfKey = new HashMap<>();
+    List<Map<String, List<OutboxRow>>> waves = new ArrayList<>();
+    for (OutboxRow row : batch) {
+      int wave = 0;
+      if (row.key() != null) {
+        Integer last = waveOfKey.get(row.key());
+        if (last != null) {
+          wave = row.destination().equals(destinationOfKey.get(row.key())) ? last : last + 1;
+        }
+        waveOfKey.put(row.key(), wave);
+        destinationOfKey.put(row.key(), row.destination());
+      }
+      while (waves.size() <= wave) {
+        waves.add(new java.util.LinkedHashMap<>());
+      }
+      waves.get(wave).computeIfAbsent(row.destination(), d -> new ArrayList<>()).add(row);
+    }
+    List<List<OutboxRow>> calls = new ArrayList<>();
+    waves.forEach(w -> calls.addAll(w.values()));
+    return calls;
   }
 
   /** One destination's run of rows: sends what may go, records what failed, by row and by key. */
@@ -71,9 +105,10 @@ final class BatchSender {
       Map<Long, BrokerException> failures,
       Map<Long, Instant> held,
       Set<String> recovered,
+      Map<Long, Instant> probed,
       Map<String, BrokerException> failedKeys) {
     try {
-      sendGroup(destination, group, failures, held, recovered, failedKeys);
+      sendGroup(destination, group, failures, held, recovered, probed, failedKeys);
     } finally {
       for (OutboxRow row : group) {
         BrokerException failure = failures.get(row.id());
@@ -90,6 +125,7 @@ final class BatchSender {
       Map<Long, BrokerException> failures,
       Map<Long, Instant> held,
       Set<String> recovered,
+      Map<Long, Instant> probed,
       Map<String, BrokerException> failedKeys) {
     List<Envelope> envelopes = new ArrayList<>(group.size());
     List<OutboxRow> sendable = new ArrayList<>(group.size());
@@ -150,7 +186,8 @@ final class BatchSender {
       }
     } finally {
       if (whole != null) {
-        outages.failed(destination, whole, clock.instant());
+        Instant next = outages.failed(destination, whole, clock.instant()).nextProbe();
+        sendable.forEach(row -> probed.put(row.id(), next));
       } else if (!answered) {
         outages.probeAbandoned(destination); // a permanent error, or an unexpected one
       }

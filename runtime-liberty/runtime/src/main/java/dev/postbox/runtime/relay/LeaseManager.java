@@ -8,8 +8,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -92,7 +95,11 @@ final class LeaseManager {
               List<Integer> mine = new ArrayList<>();
               try (PreparedStatement ps =
                   c.prepareStatement(
-                      "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?")) {
+                      // In partition order, as a relay turn locks its partitions' rows: two
+                      // transactions that lock rows in one order never wait on each other in a
+                      // cycle.
+                      "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?"
+                          + " ORDER BY partition_no")) {
                 ps.setString(1, me);
                 dialect.bind(ps, 2, now);
                 try (ResultSet rs = ps.executeQuery()) {
@@ -264,25 +271,47 @@ final class LeaseManager {
    * less (the heartbeat is late), null if another instance holds it or it expired.
    */
   Boolean holdsWithTimeToSpare(Connection c, int partition) throws SQLException {
+    return holdsWithTimeToSpare(c, List.of(partition)).get(partition);
+  }
+
+  /**
+   * {@link #holdsWithTimeToSpare(Connection, int)} for several partitions in one statement, which
+   * locks their lease rows in partition order (as the heartbeat renews them, so neither waits on
+   * the other in a cycle). A partition this instance does not hold is absent from the map.
+   */
+  Map<Integer, Boolean> holdsWithTimeToSpare(Connection c, Collection<Integer> partitions)
+      throws SQLException {
+    Map<Integer, Boolean> out = new HashMap<>();
+    if (partitions.isEmpty()) {
+      return out;
+    }
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT owner, lease_until, "
+            "SELECT partition_no, owner, lease_until, "
                 + dialect.now()
-                + " AS db_now FROM postbox_lease WHERE partition_no = ? FOR UPDATE")) {
-      ps.setInt(1, partition);
+                + " AS db_now FROM postbox_lease WHERE partition_no IN ("
+                + "?"
+                + ",?".repeat(partitions.size() - 1)
+                + ") ORDER BY partition_no FOR UPDATE")) {
+      int i = 1;
+      for (int p : partitions) {
+        ps.setInt(i++, p);
+      }
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
+        while (rs.next()) {
+          Instant until = dialect.read(rs, "lease_until");
+          Instant now = dialect.read(rs, "db_now"); // leases live in the database's time
+          if (!settings.instanceId().equals(rs.getString("owner"))
+              || until == null
+              || !until.isAfter(now)) {
+            continue;
+          }
+          out.put(
+              rs.getInt("partition_no"),
+              until.isAfter(now.plus(settings.leaseDuration().dividedBy(4))));
         }
-        Instant until = dialect.read(rs, "lease_until");
-        Instant now = dialect.read(rs, "db_now"); // leases live in the database's time
-        if (!settings.instanceId().equals(rs.getString("owner"))
-            || until == null
-            || !until.isAfter(now)) {
-          return null;
-        }
-        return until.isAfter(now.plus(settings.leaseDuration().dividedBy(4)));
       }
     }
+    return out;
   }
 }

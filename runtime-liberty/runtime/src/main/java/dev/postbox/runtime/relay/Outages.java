@@ -95,8 +95,11 @@ final class Outages {
     return maxInterval;
   }
 
-  /** A whole publish to the destination failed with retriable errors. */
-  void failed(String destination, BrokerException error, Instant now) {
+  /**
+   * A whole publish to the destination failed with retriable errors; returns the outage, whose
+   * {@link Outage#nextProbe()} is when the failed rows may be tried again.
+   */
+  Outage failed(String destination, BrokerException error, Instant now) {
     String why = error.getClass().getSimpleName() + ": " + error.getMessage();
     Outage o =
         open.compute(
@@ -122,6 +125,7 @@ final class Outages {
               + maxInterval
               + "; requests that record events are not affected.");
     }
+    return o;
   }
 
   /** A publish to the destination went through (wholly or in part); ends its outage, if any. */

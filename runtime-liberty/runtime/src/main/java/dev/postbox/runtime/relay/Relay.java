@@ -20,35 +20,41 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Publishes committed outbox rows: one instance of it per application instance.
  *
  * <p>It holds leases on some of the P partitions ({@link LeaseManager}) and publishes each held
- * partition in id order, batch by batch, with at most {@code workerThreads} batches at once (the
- * partitions with work take turns, a batch each). A batch is
+ * partition in id order, in <em>turns</em>: a turn takes the partitions woken since the last one
+ * (up to a share of the held ones per worker, at most {@code workerThreads} turns at once) and is
  *
  * <ol>
- *   <li>a short transaction that locks the partition's lease row, checks this instance still owns
- *       it with time to spare, and claims due rows in id order, leaving out keys held up by a
- *       FAILED row or a back-off (never {@code SKIP LOCKED}, which could skip an earlier row of a
- *       key);
- *   <li>the broker call, per destination, in id order, <em>outside any transaction</em>: a slow or
- *       absent broker holds a worker thread, never a pooled connection or a lock that the
- *       application's own transactions wait for;
- *   <li>a second short transaction that marks what was accepted dispatched, reschedules retriable
- *       failures with back-off, and parks permanent ones as FAILED.
+ *   <li>a short transaction that locks the turn's lease rows in one statement, checks this instance
+ *       still holds each with time to spare, reads the keys held up by a FAILED row or a back-off,
+ *       and claims each partition's due rows in id order up to one batch for the whole turn (never
+ *       {@code SKIP LOCKED}, which could skip an earlier row of a key);
+ *   <li>the broker calls, one per destination (per wave, when a key alternates between
+ *       destinations), <em>outside any transaction</em>: a slow or absent broker holds a worker
+ *       thread, never a pooled connection or a lock that the application's own transactions wait
+ *       for;
+ *   <li>a second short transaction that checks the leases again, marks what was accepted dispatched
+ *       in one statement, reschedules retriable failures with back-off, and parks permanent ones as
+ *       FAILED.
  * </ol>
  *
- * <p>Only the lease owner claims a partition's rows, and within an instance one batch of a
- * partition runs at a time, so rows are published in order. A crash, or a lease lost during the
- * broker call (a pause longer than the lease), leaves rows pending: they are published again, never
- * lost, and the inbox drops the copy. A destination whose whole publish fails with retriable errors
- * is out ({@link Outages}): one batch at a time probes it while the rest wait without calling the
- * broker, and when it answers again its waiting rows go at once. Work arrives by {@link #wake(int)}
- * right after an application commit, and by polling as a safety net.
+ * <p>Wake-ups that arrive during a turn join the next one, and after a busy turn the worker waits
+ * {@link #LINGER_NANOS} first, so under load a turn carries many commits for the cost of one; an
+ * idle commit still goes at once. A further worker starts only when a whole share of partitions
+ * waits, the last turn was full, or a turn runs long (a slow broker).
+ *
+ * <p>Only the lease owner claims a partition's rows, and within an instance one turn of a partition
+ * runs at a time, so rows are published in order. A crash, or a lease lost during the broker call
+ * (a pause longer than the lease), leaves rows pending: they are published again, never lost, and
+ * the inbox drops the copy. A destination whose whole publish fails with retriable errors is out
+ * ({@link Outages}): one turn at a time probes it while the rest wait without calling the broker,
+ * and when it answers again its waiting rows go at once. Work arrives by {@link #wake(int)} right
+ * after an application commit, and by polling as a safety net.
  *
  * <p>(Near 400 lines: the scheduling of partitions over workers, with wake-ups, heartbeats, polls,
  * fencing and an orderly close, is one piece; the broker calls are in {@link BatchSender}, the
@@ -71,11 +77,29 @@ final class Relay implements AutoCloseable {
   private final Outages outages;
   private final BatchSender sender;
   private final Settlement settlement;
-  private final java.util.concurrent.Semaphore slots;
-  private final java.util.Queue<Integer> ready = new java.util.concurrent.ConcurrentLinkedQueue<>();
-  private final Map<Integer, AtomicBoolean> queued = new ConcurrentHashMap<>();
-  private final Map<Integer, AtomicBoolean> again = new ConcurrentHashMap<>();
+
+  /**
+   * A bounded wait before the next turn, after a busy one only: the wake-ups of commits that arrive
+   * meanwhile join that turn instead of each starting a small one, while an idle commit still goes
+   * at once.
+   */
+  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  private final Object turns = new Object();
+  // Woken partitions, in the order they were woken; guarded by turns. A partition whose turn is
+  // running can be here too: it was woken again, and goes in a later turn.
+  private final java.util.LinkedHashSet<Integer> waiting = new java.util.LinkedHashSet<>();
+  // Partitions a turn is publishing now (written under turns; the heartbeat reads it unlocked).
   private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
+  private int running; // workers started and not yet done; guarded by turns
+  private boolean lastFull; // the last turn hit its batch size; guarded by turns
+  // When each running turn began; guarded by turns. A turn that takes long (a slow broker call)
+  // lets another worker start, so the other partitions do not wait for it.
+  private final Map<List<Integer>, Long> turnStarts = new java.util.IdentityHashMap<>();
+
+  /** A turn running longer than this lets a further worker start, whatever waits. */
+  static final long SLOW_TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
   private final AtomicLong published = new AtomicLong();
   private final AtomicLong fenced = new AtomicLong();
@@ -106,7 +130,6 @@ final class Relay implements AutoCloseable {
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
     this.sender = new BatchSender(publisher, outages, clock);
     this.settlement = new Settlement(rows, settings, clock, listener);
-    this.slots = new java.util.concurrent.Semaphore(settings.workerThreads());
   }
 
   /** Creates lease rows, takes a first share of partitions, and starts heartbeats and polling. */
@@ -121,75 +144,150 @@ final class Relay implements AutoCloseable {
     schedules.add(scheduler.scheduleWithFixedDelay(this::purge, 1, 1, TimeUnit.MINUTES));
   }
 
-  /** Wakes the partition's publisher now, if this instance holds it. Cheap; call after commit. */
+  /**
+   * Wakes the partition's publisher, if this instance holds it. Cheap; call after commit. The
+   * partition joins the next turn: at once when no turn runs, else when one ends.
+   */
   public void wake(int partition) {
     if (stopped || !owned.contains(partition)) {
       return; // the owner's poll picks it up
     }
-    again.computeIfAbsent(partition, p -> new AtomicBoolean()).set(true);
-    if (queued.computeIfAbsent(partition, p -> new AtomicBoolean()).compareAndSet(false, true)) {
-      ready.add(partition);
+    synchronized (turns) {
+      waiting.add(partition);
     }
-    dispatch(); // also when it was queued already: its worker may have been refused
+    dispatch();
   }
 
-  /** Starts workers for queued partitions, up to {@code workerThreads} at once. */
+  /**
+   * Starts workers: one when none runs and a partition waits, more (up to {@code workerThreads})
+   * only while a whole share of partitions waits or the last turn was full. So under light load
+   * wake-ups coalesce into the next turn of the one worker instead of each starting a small one,
+   * and under heavy load the workers publish in parallel.
+   */
   private void dispatch() {
-    while (!stopped && !ready.isEmpty() && slots.tryAcquire()) {
+    while (true) {
+      synchronized (turns) {
+        if (stopped || running >= settings.workerThreads()) {
+          return;
+        }
+        int takeable = takeable();
+        if (takeable == 0 || (running > 0 && takeable < share() && !lastFull && !aTurnIsSlow())) {
+          return;
+        }
+        running++;
+      }
       try {
         workers.execute(this::work);
       } catch (RuntimeException e) {
-        slots.release();
+        synchronized (turns) {
+          running--;
+        }
         LOG.log(Level.WARNING, "the relay's executor refused work; the next wake-up retries: " + e);
         return;
       }
     }
   }
 
-  /** A worker: takes queued partitions, one batch each, until none is queued. */
+  /** Partitions a turn may take: up to a share of the held ones, for {@code workerThreads}. */
+  private int share() {
+    int workersCount = settings.workerThreads();
+    return Math.max(1, (owned.size() + workersCount - 1) / workersCount);
+  }
+
+  private boolean aTurnIsSlow() { // guarded by turns
+    long now = System.nanoTime();
+    for (long started : turnStarts.values()) {
+      if (now - started > SLOW_TURN_NANOS) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private int takeable() { // guarded by turns
+    int n = 0;
+    for (int p : waiting) {
+      if (!inFlight.contains(p)) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** A worker: takes turns until no partition waits, lingering briefly after a busy turn. */
   private void work() {
     synchronized (idle) {
       draining++;
     }
     try {
-      Integer partition;
-      while (!stopped && (partition = ready.poll()) != null) {
-        turn(partition);
+      boolean busy = false;
+      while (!stopped) {
+        if (busy) {
+          java.util.concurrent.locks.LockSupport.parkNanos(LINGER_NANOS);
+        }
+        List<Integer> partitions = take();
+        if (partitions.isEmpty()) {
+          break;
+        }
+        busy = turn(partitions);
       }
     } finally {
+      synchronized (turns) {
+        running--;
+      }
       synchronized (idle) {
         draining--;
         idle.notifyAll();
       }
-      slots.release();
-      if (!stopped && !ready.isEmpty()) {
-        dispatch(); // queued after our last look, while every slot was taken
+      if (!stopped) {
+        dispatch(); // woken after our last look, while we still counted as running
       }
     }
   }
 
-  /** One batch of the partition; queues it again while it has more, or was woken meanwhile. */
-  private void turn(int partition) {
-    AtomicBoolean pending = again.get(partition);
-    AtomicBoolean inQueue = queued.get(partition);
-    boolean more = false;
-    inFlight.add(partition);
-    try {
-      pending.set(false);
-      more = publishBatch(partition) == settings.batchSize();
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "publishing partition " + partition + " failed; it is retried: " + e);
-    } finally {
-      inFlight.remove(partition);
-      if (!stopped && (more || pending.get())) {
-        ready.add(partition); // still queued: its turn comes again after the others'
-      } else {
-        inQueue.set(false);
-        if (!stopped && pending.get() && inQueue.compareAndSet(false, true)) {
-          ready.add(partition); // woken between our look and the flag
+  /** Takes up to a share of the waiting partitions that no other turn is publishing. */
+  private List<Integer> take() {
+    synchronized (turns) {
+      List<Integer> out = new ArrayList<>();
+      int share = share();
+      java.util.Iterator<Integer> it = waiting.iterator();
+      while (it.hasNext() && out.size() < share) {
+        int p = it.next();
+        if (!inFlight.contains(p)) {
+          it.remove();
+          inFlight.add(p);
+          out.add(p);
         }
       }
+      if (!out.isEmpty()) {
+        turnStarts.put(out, System.nanoTime());
+      }
+      return out;
     }
+  }
+
+  /**
+   * One turn over some partitions; returns whether it was busy (more than one row, or more left).
+   * Partitions that have more rows than the turn took wait for a later turn, after the others.
+   */
+  private boolean turn(List<Integer> partitions) {
+    Set<Integer> more = new java.util.LinkedHashSet<>();
+    int claimed = 0;
+    try {
+      claimed = publishTurn(partitions, more);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "publishing partitions " + partitions + " failed; retried: " + e);
+    } finally {
+      synchronized (turns) {
+        turnStarts.remove(partitions);
+        partitions.forEach(inFlight::remove);
+        if (!stopped) {
+          waiting.addAll(more);
+        }
+        lastFull = claimed >= settings.batchSize();
+      }
+    }
+    return claimed > 1 || !more.isEmpty();
   }
 
   /** The destinations that are out now; empty while the broker takes everything. */
@@ -258,62 +356,107 @@ final class Relay implements AutoCloseable {
     }
   }
 
+  /** What a turn's claim transaction found. */
+  private record Claim(List<OutboxRow> rows, Set<Integer> lost, Set<Integer> more) {}
+
   /**
-   * One batch of one partition: claim in a short transaction that locks the partition's lease row
-   * (a takeover skips it until the claim commits), publish outside any, settle in a second short
-   * transaction, fenced by the lease. Returns how many rows it claimed.
+   * One turn over some partitions: claim in one short transaction that locks their lease rows (a
+   * takeover skips them until it commits), publish outside any transaction, settle in a second
+   * short transaction, fenced per partition by its lease. Returns how many rows it claimed; adds to
+   * {@code more} the partitions that may have rows left.
    *
-   * <p>(#20 tried a claim that locked nothing, one flush per batch instead of two; the SQS FIFO
-   * crash harness then left orders waiting after a restart in two runs of two, and passed with the
-   * locks back. Until that is understood, the claim locks.)
+   * <p>(#20 tried a claim that locked nothing; the SQS FIFO crash harness then left orders waiting
+   * after a restart. The claim locks the lease rows.)
    */
-  int publishBatch(int partition) {
-    List<OutboxRow> batch =
+  int publishTurn(List<Integer> partitions, Set<Integer> more) {
+    Claim claim =
         tx.inTransaction(
             c -> {
               Instant now = clock.instant();
-              Boolean owner = leases.holdsWithTimeToSpare(c, partition);
-              if (owner == null) {
-                owned = withoutPartition(partition);
-                return List.<OutboxRow>of();
+              Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, partitions);
+              Set<Integer> lost = new HashSet<>();
+              List<Integer> due = new ArrayList<>();
+              for (int p : partitions) {
+                Boolean spare = held.get(p);
+                if (spare == null) {
+                  lost.add(p);
+                } else if (spare) {
+                  due.add(p); // with less than a quarter of the lease left: renew it first
+                }
               }
-              if (!owner) {
-                return List.<OutboxRow>of(); // the lease runs out soon: renew it first
+              List<OutboxRow> out = new ArrayList<>();
+              Set<Integer> left = new HashSet<>();
+              if (due.isEmpty()) {
+                return new Claim(out, lost, left);
               }
-              return rows.claim(c, partition, now, settings.batchSize());
+              Set<String> waitingKeys = rows.waitingKeys(c, due, now);
+              for (int p : due) {
+                int budget = settings.batchSize() - out.size();
+                if (budget == 0) {
+                  left.add(p); // the turn is full: its turn comes later
+                  continue;
+                }
+                List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
+                out.addAll(got);
+                if (got.size() == budget) {
+                  left.add(p);
+                }
+              }
+              return new Claim(out, lost, left);
             });
+    if (!claim.lost().isEmpty()) {
+      owned = without(claim.lost());
+    }
+    more.addAll(claim.more());
+    List<OutboxRow> batch = claim.rows();
     if (batch.isEmpty()) {
       return 0;
     }
     listener.publishing(batch);
     BatchSender.Outcome outcome = sender.publish(batch);
+    Set<Integer> claimedFrom = new java.util.TreeSet<>();
+    batch.forEach(r -> claimedFrom.add(r.partition()));
     List<OutboxRow> done = new ArrayList<>();
-    boolean settled =
+    Set<Integer> fencedNow =
         tx.inTransaction(
             c -> {
-              // Fencing: only the lease's holder marks rows. One that lost the lease while it
-              // published (paused longer than the lease) marks nothing; the new owner publishes
-              // the rows again, and the inbox skips those copies.
-              if (leases.holdsWithTimeToSpare(c, partition) == null) {
-                return false;
+              done.clear();
+              // Fencing: only a lease's holder marks its partition's rows. One that lost the lease
+              // while it published (paused longer than the lease) marks none of them; the new
+              // owner publishes the rows again, and the inbox skips those copies.
+              Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, claimedFrom);
+              Set<Integer> lost = new HashSet<>(claimedFrom);
+              lost.removeAll(held.keySet());
+              List<OutboxRow> mine = batch;
+              if (!lost.isEmpty()) {
+                mine = new ArrayList<>();
+                for (OutboxRow row : batch) {
+                  if (!lost.contains(row.partition())) {
+                    mine.add(row);
+                  }
+                }
               }
-              settlement.settle(c, batch, outcome, done);
-              return true;
+              settlement.settle(c, mine, outcome, done);
+              return lost;
             });
-    if (!settled) {
-      owned = withoutPartition(partition);
-      fenced.incrementAndGet();
-      LOG.log(
-          Level.WARNING,
-          "outbox partition "
-              + partition
-              + ": this instance ("
-              + settings.instanceId()
-              + ") lost the partition's lease while it published a batch of "
-              + batch.size()
-              + " rows (paused for longer than postbox.lease?); it marked none of them, and the"
-              + " partition's new owner publishes them again (duplicates the inbox skips)");
-      listener.fenced(partition, batch);
+    if (!fencedNow.isEmpty()) {
+      owned = without(fencedNow);
+      for (int partition : fencedNow) {
+        List<OutboxRow> unmarked = batch.stream().filter(r -> r.partition() == partition).toList();
+        more.remove(partition);
+        fenced.incrementAndGet();
+        LOG.log(
+            Level.WARNING,
+            "outbox partition "
+                + partition
+                + ": this instance ("
+                + settings.instanceId()
+                + ") lost the partition's lease while it published a batch of "
+                + unmarked.size()
+                + " rows (paused for longer than postbox.lease?); it marked none of them, and the"
+                + " partition's new owner publishes them again (duplicates the inbox skips)");
+        listener.fenced(partition, unmarked);
+      }
     }
     if (!done.isEmpty()) {
       published.addAndGet(done.size());
@@ -346,9 +489,9 @@ final class Relay implements AutoCloseable {
     }
   }
 
-  private Set<Integer> withoutPartition(int partition) {
+  private Set<Integer> without(Set<Integer> partitions) {
     Set<Integer> s = new HashSet<>(owned);
-    s.remove(partition);
+    s.removeAll(partitions);
     return Set.copyOf(s);
   }
 

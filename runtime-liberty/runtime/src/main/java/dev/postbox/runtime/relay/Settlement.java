@@ -90,8 +90,16 @@ final class Settlement {
                   + "; if the cause cannot heal, discard it (OutboxAdmin.discard). Last error: "
                   + error);
         }
+        // A call that found its destination out: tried again at the outage's next probe (the
+        // outage's back-off), not after the row's own, which may be far longer; once the broker
+        // answers, the rows of the destination are due at once anyway (Relay.resume).
+        Instant probeAgain = outcome.probed().get(row.id());
         rows.reschedule(
-            c, row.id(), attempts, now.plus(settings.retry().delayAfter(attempts)), error);
+            c,
+            row.id(),
+            attempts,
+            probeAgain != null ? probeAgain : now.plus(settings.retry().delayAfter(attempts)),
+            error);
       }
       listener.failed(row, error, park);
     }

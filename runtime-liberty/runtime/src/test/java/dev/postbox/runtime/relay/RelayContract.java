@@ -797,6 +797,74 @@ abstract class RelayContract {
   }
 
   @Test
+  void commitsWokenDuringATurnGoTogetherInTheNextTurnOneCallPerDestination() throws Exception {
+    // Once a batch was one partition's rows: 40 commits on 40 partitions, woken while the relay
+    // was busy, cost 40 claim transactions, 40 broker calls and 40 settle transactions.
+    String topic = topic(1);
+    Broker broker = broker();
+    java.util.concurrent.CountDownLatch firstCallStarted =
+        new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    List<Integer> callSizes = java.util.Collections.synchronizedList(new ArrayList<>());
+    Publisher gated =
+        new Publisher() {
+          @Override
+          public void publish(String destination, Envelope envelope) {
+            publishAll(destination, List.of(envelope));
+          }
+
+          @Override
+          public void publishAll(String destination, List<Envelope> batch) {
+            callSizes.add(batch.size());
+            firstCallStarted.countDown();
+            try {
+              release.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            broker.publisher().publishAll(destination, batch);
+          }
+        };
+    RelaySettings one =
+        settings("turns", 64).withWorkerThreads(1).withPollInterval(Duration.ofHours(1));
+    Relay relay = relay(tx, gated, one);
+    relay.start();
+    await().atMost(Duration.ofSeconds(30)).until(() -> relay.ownedPartitions().size() == 64);
+    OutboxRepository repo = new OutboxRepository(dialect, 64);
+    Consumer consumer = track(broker.subscribe(new Subscription(topic, "verify", 1_000)));
+    OutboxEvent first = event(topic, "first", "first");
+    commitAndWake(repo, relay, first);
+    assertThat(firstCallStarted.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    Set<Integer> partitions = new java.util.TreeSet<>();
+    List<String> later = new ArrayList<>();
+    for (int i = 0; partitions.size() < 40; i++) {
+      OutboxEvent e = event(topic, "key-" + i, "later-" + i);
+      int p = Partitioner.partition(e.key(), e.eventId(), 64);
+      if (p == Partitioner.partition("first", first.eventId(), 64) || !partitions.add(p)) {
+        continue;
+      }
+      commitAndWake(repo, relay, e);
+      later.add(e.eventId());
+    }
+    release.countDown();
+    List<String> got =
+        receive(consumer, 41, Duration.ofSeconds(60)).stream().map(d -> d.envelope().id()).toList();
+    assertThat(got).containsAll(later).contains(first.eventId());
+    assertThat(callSizes)
+        .as("broker calls: the first commit's, then one for the other 40")
+        .containsExactly(1, 40);
+  }
+
+  private void commitAndWake(OutboxRepository repo, Relay relay, OutboxEvent e) {
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, e, Instant.now());
+          return null;
+        });
+    relay.wake(Partitioner.partition(e.key(), e.eventId(), repo.partitions()));
+  }
+
+  @Test
   void workersBoundHowManyBatchesRunAtOnceOnAnUnboundedExecutor() throws Exception {
     // Once every partition with work got its own drain on the executor: on an application
     // server's managed executor, postbox.workers bounded nothing.
