@@ -61,23 +61,36 @@ final class KeyHolds {
       return items;
     }
     long now = System.nanoTime();
-    Set<String> headsHere = new HashSet<>();
+    Map<String, Item> headsHere = new HashMap<>();
     for (Item item : items) {
       String key = item.envelope.key();
       Hold h = key == null ? null : holds.get(key);
       if (h != null && h.eventId.equals(item.envelope.id())) {
-        headsHere.add(key);
+        headsHere.putIfAbsent(key, item);
       }
     }
     List<Item> free = new ArrayList<>(items.size());
+    Set<String> headPlaced = new HashSet<>();
     for (Item item : items) {
       String key = item.envelope.key();
+      Item head = key == null ? null : headsHere.get(key);
+      if (head != null) {
+        // The head goes first among its key's events here: a follower sent back behind it can
+        // come back before it (its copy was late) in the same poll, and the lane keeps list order.
+        if (headPlaced.add(key)) {
+          free.add(head);
+        }
+        if (item != head) {
+          free.add(item);
+        }
+        continue;
+      }
       Hold h = key == null ? null : holds.get(key);
       if (h != null && now - h.dueNanos > HOLD_GRACE.toNanos()) {
         holds.remove(key, h); // its event did not come back here: another consumer has it
         h = null;
       }
-      if (h == null || headsHere.contains(key)) {
+      if (h == null) {
         free.add(item);
         continue;
       }

@@ -108,6 +108,24 @@ class KeyHoldsTest {
   }
 
   @Test
+  void aFollowerThatComesBackBeforeItsHeadInOnePollStillGoesAfterIt() {
+    // EmbeddedTortureIT once: the failed event's copy came back late, in the same poll as the
+    // follower sent back behind it and after it; both were processed in one lane, follower first.
+    Recorded failed = new Recorded("e16", "k");
+    Item first = item(failed);
+    first.delivery.nack(Duration.ofMillis(100));
+    holds.update(List.of(first));
+
+    Recorded follower = new Recorded("e17", "k");
+    Recorded back = new Recorded("e16", "k");
+    Recorded other = new Recorded("x1", "other");
+    assertThat(holds.holdBack(List.of(item(other), item(follower), item(back))))
+        .extracting(i -> i.envelope.id())
+        .containsExactly("x1", "e16", "e17");
+    assertThat(follower.nacks).isEmpty();
+  }
+
+  @Test
   void noDelayIsLongerThanTheRetryPolicysLongest() {
     Recorded failed = new Recorded("e1", "k");
     Item first = item(failed);
