@@ -104,8 +104,8 @@ public final class RelayBenchmark {
                 + " warm-up%n",
             RATE, LATENCY_RUN.toSeconds(), WARM_UP.toSeconds());
         System.out.printf(
-            "%-28s %10s %10s %10s %10s %10s%n",
-            "peer", "events", "p50 ms", "p99 ms", "p99.9 ms", "max ms");
+            "%-28s %10s %10s %10s %10s %10s %10s %12s%n",
+            "peer", "events", "p50 ms", "p99 ms", "p99.9 ms", "max ms", "written/s", "relay µs/ev");
         latency(report, broker, kafka, DEFAULTS, true, Duration.ofMillis(500), 4, 1, false);
         latency(
             report, broker, kafka, "wake-up, 8 workers", true, Duration.ofMillis(500), 8, 1, false);
@@ -273,6 +273,7 @@ public final class RelayBenchmark {
       long end = start + WARM_UP.plus(LATENCY_RUN).toNanos();
       long measureFrom = start + WARM_UP.toNanos();
       boolean measuring = false;
+      long relayCpu0 = 0;
       long n = 0;
       long firstMeasured = -1;
       while (System.nanoTime() < end) {
@@ -285,6 +286,7 @@ public final class RelayBenchmark {
           recorder.getIntervalHistogram(); // drop the warm-up
           measuring = true;
           firstMeasured = n;
+          relayCpu0 = relayCpuNanos();
         }
         OutboxEvent e = event(topic, "key-" + (n % 200), (int) n);
         int partition = Partitioner.partition(e.key(), e.eventId(), 64);
@@ -304,6 +306,8 @@ public final class RelayBenchmark {
       }
       LockSupport.parkNanos(poll.toNanos() * 2 + TimeUnit.MILLISECONDS.toNanos(500));
       Histogram h = recorder.getIntervalHistogram();
+      double relayMicrosPerEvent =
+          (relayCpuNanos() - relayCpu0) / 1_000.0 / Math.max(1, h.getTotalCount());
       listeners.forEach(OutboxNotifications::close);
       relays.forEach(RelayHandle::close);
       report.add(name, "p50", "ms", ms(h.getValueAtPercentile(50)));
@@ -316,15 +320,39 @@ public final class RelayBenchmark {
           "events/s",
           (n - firstMeasured) / (double) LATENCY_RUN.toSeconds());
       report.add(name, "published in window", "events", h.getTotalCount());
+      report.add(name, "relay CPU per event", "µs", relayMicrosPerEvent);
       System.out.printf(
-          "%-28s %,10d %10.1f %10.1f %10.1f %10.1f%n",
+          "%-28s %,10d %10.1f %10.1f %10.1f %10.1f %10.0f %12.1f%n",
           name,
           h.getTotalCount(),
           ms(h.getValueAtPercentile(50)),
           ms(h.getValueAtPercentile(99)),
           ms(h.getValueAtPercentile(99.9)),
-          ms(h.getMaxValue()));
+          ms(h.getMaxValue()),
+          (n - firstMeasured) / (double) LATENCY_RUN.toSeconds(),
+          relayMicrosPerEvent);
     }
+  }
+
+  /**
+   * CPU time of the relay's threads (its workers and scheduler, named {@code relay-*}) and of the
+   * Kafka producer's network thread, in ns: what publishing costs in this JVM, without the writer
+   * and the in-JVM broker.
+   */
+  private static long relayCpuNanos() {
+    java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+    long sum = 0;
+    for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds())) {
+      if (t != null
+          && (t.getThreadName().startsWith("relay-")
+              || t.getThreadName().startsWith("kafka-producer-network-thread"))) {
+        long cpu = mx.getThreadCpuTime(t.getThreadId());
+        if (cpu > 0) {
+          sum += cpu;
+        }
+      }
+    }
+    return sum;
   }
 
   private static double ms(long micros) {
@@ -376,8 +404,11 @@ public final class RelayBenchmark {
               .withPartitions(64)
               .withPollInterval(poll)
               .withWorkerThreads(workers);
-      ScheduledExecutorService scheduler = Executors.newScheduledThreadPool(1);
-      ExecutorService pool = Executors.newFixedThreadPool(settings.workerThreads());
+      ScheduledExecutorService scheduler =
+          Executors.newScheduledThreadPool(1, named("relay-" + name + "-scheduler"));
+      ExecutorService pool =
+          Executors.newFixedThreadPool(
+              settings.workerThreads(), named("relay-" + name + "-worker"));
       Relay relay =
           new Relay(
               schema.tx,
@@ -390,6 +421,15 @@ public final class RelayBenchmark {
               listener);
       relay.start();
       return new RelayHandle(relay, scheduler, pool);
+    }
+
+    private static java.util.concurrent.ThreadFactory named(String prefix) {
+      java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+      return r -> {
+        Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      };
     }
 
     void close() {

@@ -250,6 +250,19 @@ final class LeaseManager {
   void releaseAll() {
     tx.inTransaction(
         c -> {
+          // Locked first in partition order, as a turn locks them: never a cycle with a turn
+          // still running after close's wait gave up.
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT partition_no FROM postbox_lease WHERE owner = ? ORDER BY partition_no"
+                      + " FOR UPDATE")) {
+            ps.setString(1, settings.instanceId());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                rs.getInt(1); // locks only
+              }
+            }
+          }
           try (PreparedStatement ps =
               c.prepareStatement(
                   "UPDATE postbox_lease SET owner = NULL, lease_until = NULL WHERE owner = ?")) {

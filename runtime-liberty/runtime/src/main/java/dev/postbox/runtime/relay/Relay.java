@@ -92,6 +92,7 @@ final class Relay implements AutoCloseable {
   // Partitions a turn is publishing now (written under turns; the heartbeat reads it unlocked).
   private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
   private int running; // workers started and not yet done; guarded by turns
+  private boolean recheck; // a dispatch is scheduled for when a running turn turns slow; turns
   private boolean lastFull; // the last turn hit its batch size; guarded by turns
   // When each running turn began; guarded by turns. A turn that takes long (a slow broker call)
   // lets another worker start, so the other partitions do not wait for it.
@@ -171,7 +172,11 @@ final class Relay implements AutoCloseable {
           return;
         }
         int takeable = takeable();
-        if (takeable == 0 || (running > 0 && takeable < share() && !lastFull && !aTurnIsSlow())) {
+        if (takeable == 0) {
+          return;
+        }
+        if (running > 0 && takeable < share() && !lastFull && !aTurnIsSlow()) {
+          recheckWhenSlow(); // if the running turn stalls, these must not wait for the poll
           return;
         }
         running++;
@@ -192,6 +197,26 @@ final class Relay implements AutoCloseable {
   private int share() {
     int workersCount = settings.workerThreads();
     return Math.max(1, (owned.size() + workersCount - 1) / workersCount);
+  }
+
+  private void recheckWhenSlow() { // guarded by turns
+    if (recheck || stopped) {
+      return;
+    }
+    recheck = true;
+    try {
+      scheduler.schedule(
+          () -> {
+            synchronized (turns) {
+              recheck = false;
+            }
+            dispatch();
+          },
+          SLOW_TURN_NANOS + 1_000_000,
+          TimeUnit.NANOSECONDS);
+    } catch (RuntimeException e) {
+      recheck = false; // shut down: the poll, if any, or the next wake-up looks again
+    }
   }
 
   private boolean aTurnIsSlow() { // guarded by turns
@@ -385,15 +410,18 @@ final class Relay implements AutoCloseable {
                 }
               }
               List<OutboxRow> out = new ArrayList<>();
-              Set<Integer> left = new HashSet<>();
+              Set<Integer> left = new java.util.LinkedHashSet<>();
               if (due.isEmpty()) {
                 return new Claim(out, lost, left);
               }
               Set<String> waitingKeys = rows.waitingKeys(c, due, now);
+              // A fair share of the batch each, so a busy partition never starves the others in
+              // its turn; a partition that fills its share goes again in a later turn.
+              int share = Math.max(1, (settings.batchSize() + due.size() - 1) / due.size());
               for (int p : due) {
-                int budget = settings.batchSize() - out.size();
-                if (budget == 0) {
-                  left.add(p); // the turn is full: its turn comes later
+                int budget = Math.min(share, settings.batchSize() - out.size());
+                if (budget <= 0) {
+                  left.add(p);
                   continue;
                 }
                 List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
@@ -407,7 +435,6 @@ final class Relay implements AutoCloseable {
     if (!claim.lost().isEmpty()) {
       owned = without(claim.lost());
     }
-    more.addAll(claim.more());
     List<OutboxRow> batch = claim.rows();
     if (batch.isEmpty()) {
       return 0;
@@ -439,6 +466,9 @@ final class Relay implements AutoCloseable {
               settlement.settle(c, mine, outcome, done);
               return lost;
             });
+    // Only once settled: a turn that throws on the way is not taken again at once with the same
+    // rows (a hot loop of copies); its partitions wait for the next wake-up or poll.
+    more.addAll(claim.more());
     if (!fencedNow.isEmpty()) {
       owned = without(fencedNow);
       for (int partition : fencedNow) {
