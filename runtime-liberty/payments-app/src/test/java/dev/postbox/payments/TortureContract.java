@@ -9,11 +9,11 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The crash harness, reduced for CI: 1,500 orders from clients that each place their customers'
+ * The crash harness, reduced for CI: 1,200 orders from clients that each place their customers'
  * orders one after another (a customer's events share a key), 2 SIGKILLs of a server each aimed at
  * its own window (with several servers, at one while the others keep working; each restart must
  * resume within 5 s), with several servers a SIGSTOP pause of a lease holder, a broker restart, a
- * 10-second PostgreSQL outage and 3 transient failures inside inbox transactions, with 20% of the
+ * 6-second PostgreSQL outage and 3 transient failures inside inbox transactions, with 20% of the
  * events republished byte for byte and 3 poison messages. The full run is the same test with system
  * properties, e.g. {@code -Dtorture.orders=20000 -Dtorture.kills=5 -Dtorture.instances=3}
  * (docs/reliability.md).
@@ -68,14 +68,14 @@ abstract class TortureContract {
     TortureHarness.Settings settings =
         new TortureHarness.Settings(
                 broker(),
-                Integer.getInteger("torture.orders", 1_500),
+                Integer.getInteger("torture.orders", 1_200),
                 Integer.getInteger("torture.kills", 2),
                 firstKillPhase(),
                 Integer.getInteger("torture.clients", 8),
                 republishPercent(),
                 3,
                 brokerRestart(),
-                Duration.ofSeconds(Integer.getInteger("torture.db-pause-seconds", 10)),
+                Duration.ofSeconds(Integer.getInteger("torture.db-pause-seconds", 6)),
                 3,
                 "none")
             .on(database(), timeZone(), java.util.Map.of())

@@ -274,7 +274,9 @@ final class Relay implements AutoCloseable {
   private List<Integer> take() {
     synchronized (turns) {
       List<Integer> out = new ArrayList<>();
-      int share = share();
+      // After a full turn (a backlog) one partition fills a turn, as a whole batch of one
+      // partition did; the share is for many partitions with a few rows each.
+      int share = lastFull ? 1 : share();
       java.util.Iterator<Integer> it = waiting.iterator();
       while (it.hasNext() && out.size() < share) {
         int p = it.next();
@@ -296,23 +298,31 @@ final class Relay implements AutoCloseable {
    * Partitions that have more rows than the turn took wait for a later turn, after the others.
    */
   private boolean turn(List<Integer> partitions) {
+    Set<Integer> first = new java.util.LinkedHashSet<>();
     Set<Integer> more = new java.util.LinkedHashSet<>();
     int claimed = 0;
     try {
-      claimed = publishTurn(partitions, more);
+      claimed = publishTurn(partitions, first, more);
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "publishing partitions " + partitions + " failed; retried: " + e);
     } finally {
       synchronized (turns) {
         turnStarts.remove(partitions);
         partitions.forEach(inFlight::remove);
+        if (!stopped && !first.isEmpty()) {
+          // not reached in this turn: ahead of every other waiting partition in the next
+          Set<Integer> behind = new java.util.LinkedHashSet<>(waiting);
+          waiting.clear();
+          waiting.addAll(first);
+          waiting.addAll(behind);
+        }
         if (!stopped) {
           waiting.addAll(more);
         }
         lastFull = claimed >= settings.batchSize();
       }
     }
-    return claimed > 1 || !more.isEmpty();
+    return claimed > 1 || !more.isEmpty() || !first.isEmpty();
   }
 
   /** The destinations that are out now; empty while the broker takes everything. */
@@ -382,18 +392,20 @@ final class Relay implements AutoCloseable {
   }
 
   /** What a turn's claim transaction found. */
-  private record Claim(List<OutboxRow> rows, Set<Integer> lost, Set<Integer> more) {}
+  private record Claim(
+      List<OutboxRow> rows, Set<Integer> lost, Set<Integer> unreached, Set<Integer> full) {}
 
   /**
    * One turn over some partitions: claim in one short transaction that locks their lease rows (a
    * takeover skips them until it commits), publish outside any transaction, settle in a second
    * short transaction, fenced per partition by its lease. Returns how many rows it claimed; adds to
-   * {@code more} the partitions that may have rows left.
+   * {@code first} the partitions the turn did not reach (they go first next time) and to {@code
+   * more} those that may have rows left.
    *
    * <p>(#20 tried a claim that locked nothing; the SQS FIFO crash harness then left orders waiting
    * after a restart. The claim locks the lease rows.)
    */
-  int publishTurn(List<Integer> partitions, Set<Integer> more) {
+  int publishTurn(List<Integer> partitions, Set<Integer> first, Set<Integer> more) {
     Claim claim =
         tx.inTransaction(
             c -> {
@@ -410,27 +422,28 @@ final class Relay implements AutoCloseable {
                 }
               }
               List<OutboxRow> out = new ArrayList<>();
-              Set<Integer> left = new java.util.LinkedHashSet<>();
+              Set<Integer> unreached = new java.util.LinkedHashSet<>();
+              Set<Integer> full = new java.util.LinkedHashSet<>();
               if (due.isEmpty()) {
-                return new Claim(out, lost, left);
+                return new Claim(out, lost, unreached, full);
               }
               Set<String> waitingKeys = rows.waitingKeys(c, due, now);
-              // A fair share of the batch each, so a busy partition never starves the others in
-              // its turn; a partition that fills its share goes again in a later turn.
-              int share = Math.max(1, (settings.batchSize() + due.size() - 1) / due.size());
+              // In the turn's order, each partition up to what is left of the batch: under load
+              // the first fills it (one claim statement, as a whole batch of one partition was),
+              // and the partitions not reached go first in the next turn, so none starves.
               for (int p : due) {
-                int budget = Math.min(share, settings.batchSize() - out.size());
+                int budget = settings.batchSize() - out.size();
                 if (budget <= 0) {
-                  left.add(p);
+                  unreached.add(p);
                   continue;
                 }
                 List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
                 out.addAll(got);
                 if (got.size() == budget) {
-                  left.add(p);
+                  full.add(p);
                 }
               }
-              return new Claim(out, lost, left);
+              return new Claim(out, lost, unreached, full);
             });
     if (!claim.lost().isEmpty()) {
       owned = without(claim.lost());
@@ -468,12 +481,14 @@ final class Relay implements AutoCloseable {
             });
     // Only once settled: a turn that throws on the way is not taken again at once with the same
     // rows (a hot loop of copies); its partitions wait for the next wake-up or poll.
-    more.addAll(claim.more());
+    first.addAll(claim.unreached());
+    more.addAll(claim.full());
     if (!fencedNow.isEmpty()) {
       owned = without(fencedNow);
       for (int partition : fencedNow) {
         List<OutboxRow> unmarked = batch.stream().filter(r -> r.partition() == partition).toList();
         more.remove(partition);
+        first.remove(partition);
         fenced.incrementAndGet();
         LOG.log(
             Level.WARNING,
