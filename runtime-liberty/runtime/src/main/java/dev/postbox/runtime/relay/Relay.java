@@ -448,6 +448,9 @@ final class Relay implements AutoCloseable {
     if (!claim.lost().isEmpty()) {
       owned = without(claim.lost());
     }
+    // At once: these claimed nothing, so taking them again soon cannot send copies, and a throw
+    // below must not leave them waiting for the poll.
+    first.addAll(claim.unreached());
     List<OutboxRow> batch = claim.rows();
     if (batch.isEmpty()) {
       return 0;
@@ -481,7 +484,6 @@ final class Relay implements AutoCloseable {
             });
     // Only once settled: a turn that throws on the way is not taken again at once with the same
     // rows (a hot loop of copies); its partitions wait for the next wake-up or poll.
-    first.addAll(claim.unreached());
     more.addAll(claim.full());
     if (!fencedNow.isEmpty()) {
       owned = without(fencedNow);
