@@ -490,7 +490,6 @@ final class Relay implements AutoCloseable {
       for (int partition : fencedNow) {
         List<OutboxRow> unmarked = batch.stream().filter(r -> r.partition() == partition).toList();
         more.remove(partition);
-        first.remove(partition);
         fenced.incrementAndGet();
         LOG.log(
             Level.WARNING,
