@@ -1,9 +1,9 @@
 package dev.postbox.runtime;
 
+import dev.postbox.runtime.common.RetryPolicy;
 import dev.postbox.runtime.inbox.InboxConfig;
 import dev.postbox.runtime.relay.OutboxEngine;
 import dev.postbox.runtime.relay.RelaySettings;
-import dev.postbox.runtime.relay.RetryPolicy;
 import dev.postbox.spi.BrokerConfig;
 import java.lang.System.Logger.Level;
 import java.time.Duration;

@@ -101,4 +101,75 @@ class ArchitectureTest {
         .as("the runtime jar registers no CheckpointListener of its own")
         .isEmpty();
   }
+
+  /** The inbox's flows: they take a delivery or a letter from start to end, using the parts. */
+  private static final String[] INBOX_FLOWS = {
+    "InboxEngine",
+    "InboxProcessor",
+    "DeferredInbox",
+    "DeadLetters",
+    "ConsumerLoop",
+    "RunningSubscription"
+  };
+
+  /** The parts a flow uses for one step each. */
+  private static final String[] INBOX_PARTS = {
+    "Recording", "FailurePolicy", "Classifier", "KeyHolds", "Stalls", "BatchFallbacks"
+  };
+
+  /** The leaves every part may use: the handler call and its failures, the tracked delivery. */
+  private static final String[] INBOX_LEAVES = {
+    "HandlerCall", "Tracked", "Poison", "Item", "Failures"
+  };
+
+  private static com.tngtech.archunit.base.DescribedPredicate<
+          com.tngtech.archunit.core.domain.JavaClass>
+      inbox(String... simpleNames) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (String n : simpleNames) {
+      names.add("dev.postbox.runtime.inbox." + n);
+    }
+    return com.tngtech.archunit.base.DescribedPredicate.describe(
+        "inbox classes " + java.util.Arrays.toString(simpleNames),
+        c -> names.contains(c.getName().replaceFirst("\\$.*", "")));
+  }
+
+  @Test
+  void noArrowInsideTheInboxRunsUp() {
+    noClasses()
+        .that(inbox(INBOX_PARTS))
+        .should()
+        .dependOnClassesThat(inbox(INBOX_FLOWS))
+        .because("a part does one step for the flows that use it, and never calls back into them")
+        .check(RUNTIME);
+    for (String part : INBOX_PARTS) {
+      String[] others =
+          java.util.Arrays.stream(INBOX_PARTS).filter(p -> !p.equals(part)).toArray(String[]::new);
+      noClasses()
+          .that(inbox(part))
+          .should()
+          .dependOnClassesThat(inbox(others))
+          .because("the parts are side by side: each uses leaves only")
+          .check(RUNTIME);
+    }
+    String[] above =
+        java.util.stream.Stream.concat(
+                java.util.Arrays.stream(INBOX_FLOWS), java.util.Arrays.stream(INBOX_PARTS))
+            .toArray(String[]::new);
+    noClasses()
+        .that(inbox(INBOX_LEAVES))
+        .should()
+        .dependOnClassesThat(inbox(above))
+        .because("the handler call, the failure decision and the tracked delivery are leaves")
+        .check(RUNTIME);
+    noClasses()
+        .that(inbox(INBOX_FLOWS))
+        .and(
+            com.tngtech.archunit.base.DescribedPredicate.not(
+                inbox("InboxEngine", "InboxProcessor")))
+        .should()
+        .dependOnClassesThat(inbox("InboxProcessor"))
+        .because("the inline receiver is wired by the engine alone")
+        .check(RUNTIME);
+  }
 }

@@ -1,9 +1,9 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.MalformedMessageException;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -17,32 +17,34 @@ import java.util.Map;
 final class Classifier {
 
   private final InboxSettings settings;
-  private final FailurePolicy failures;
   private final boolean keyed;
 
   /**
    * @param keyed whether items carry their dedup front key
    */
-  Classifier(InboxSettings settings, FailurePolicy failures, boolean keyed) {
+  Classifier(InboxSettings settings, boolean keyed) {
     this.settings = settings;
-    this.failures = failures;
     this.keyed = keyed;
   }
 
-  /** A valid event to process, or null when the delivery was dead-lettered as poison. */
-  Item classify(Delivery d) {
+  /**
+   * A valid event to process; or null, when the delivery is poison (added to {@code poison}, for
+   * the caller to dead-letter) or could not be handed over this time (nacked, to come back).
+   */
+  Item classify(Tracked d, List<Poison> poison) {
     Envelope e;
     try {
       e = d.envelope();
     } catch (MalformedMessageException m) {
       boolean noId = m.kind() == MalformedMessageException.Kind.MISSING_ID;
-      failures.poison(
-          d,
-          null,
-          noId ? DeadLetterReason.MISSING_ID : DeadLetterReason.MALFORMED,
-          m.reason(),
-          m.rawHeaders(),
-          m.rawPayload());
+      poison.add(
+          new Poison(
+              d,
+              null,
+              noId ? DeadLetterReason.MISSING_ID : DeadLetterReason.MALFORMED,
+              m.reason(),
+              m.rawHeaders(),
+              m.rawPayload()));
       return null;
     } catch (RuntimeException unreadable) {
       if (unreadable instanceof dev.postbox.spi.BrokerException b
@@ -54,36 +56,39 @@ final class Classifier {
         return null;
       }
       // An adapter that cannot even say what is wrong: still a stored letter, never unsettled.
-      failures.poison(
-          d,
-          null,
-          DeadLetterReason.MALFORMED,
-          "the message could not be read: " + Failures.describe(unreadable),
-          Map.of(),
-          null);
+      poison.add(
+          new Poison(
+              d,
+              null,
+              DeadLetterReason.MALFORMED,
+              "the message could not be read: " + Failures.describe(unreadable),
+              Map.of(),
+              null));
       return null;
     }
     if (e.payloadSize() > settings.maxPayloadBytes()) {
-      failures.poison(
-          d,
-          e,
-          DeadLetterReason.OVERSIZED,
-          "payload of "
-              + e.payloadSize()
-              + " bytes is over the limit of "
-              + settings.maxPayloadBytes(),
-          Map.of(),
-          null);
+      poison.add(
+          new Poison(
+              d,
+              e,
+              DeadLetterReason.OVERSIZED,
+              "payload of "
+                  + e.payloadSize()
+                  + " bytes is over the limit of "
+                  + settings.maxPayloadBytes(),
+              Map.of(),
+              null));
       return null;
     }
     if (!settings.types().isEmpty() && !settings.types().contains(e.type())) {
-      failures.poison(
-          d,
-          e,
-          DeadLetterReason.UNKNOWN_TYPE,
-          "no handler for type '" + e.type() + "'",
-          Map.of(),
-          null);
+      poison.add(
+          new Poison(
+              d,
+              e,
+              DeadLetterReason.UNKNOWN_TYPE,
+              "no handler for type '" + e.type() + "'",
+              Map.of(),
+              null));
       return null;
     }
     return new Item(d, e, keyed);

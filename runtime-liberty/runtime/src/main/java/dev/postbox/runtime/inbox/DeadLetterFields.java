@@ -1,12 +1,10 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetter;
+import dev.postbox.runtime.common.Fingerprint;
 import dev.postbox.spi.Envelope;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -69,7 +67,7 @@ record DeadLetterFields(
     byte[] payload = e == null ? (rawPayload == null ? new byte[0] : rawPayload) : e.payload();
     // a minimal letter brings the size and hash of a payload it does not keep
     metadata.putIfAbsent("postbox.payload.bytes", Integer.toString(payload.length));
-    metadata.putIfAbsent("postbox.payload.sha256", sha256(payload));
+    metadata.putIfAbsent("postbox.payload.sha256", Fingerprint.of(payload));
     if (cutPayload && payload.length > MAX_PAYLOAD_BYTES) {
       payload = Arrays.copyOf(payload, MAX_PAYLOAD_BYTES);
       cut.cut = true;
@@ -162,13 +160,5 @@ record DeadLetterFields(
     }
     java.util.regex.Matcher m = ERROR_CLASS.matcher(error);
     return m.lookingAt() && m.group(1).length() <= 255 ? m.group(1) : null;
-  }
-
-  static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

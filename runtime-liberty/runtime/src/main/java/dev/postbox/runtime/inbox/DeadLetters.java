@@ -5,6 +5,7 @@ import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
+import dev.postbox.runtime.common.Fingerprint;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.spi.Envelope;
@@ -194,16 +195,10 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
                     + stale.getMessage()
                     + "): discard it");
           }
-          String fingerprint = InboxProcessor.fingerprint(e.payload());
+          String fingerprint = Fingerprint.of(e.payload());
           boolean fresh = repo.record(c, subscription, e, fingerprint, clock.instant());
           if (fresh) {
-            try {
-              handler.handle(c, e);
-            } catch (java.sql.SQLException | RuntimeException rethrow) {
-              throw rethrow;
-            } catch (Exception checked) {
-              throw new InboxProcessor.HandlerException(checked);
-            }
+            HandlerCall.run(handler, c, e);
           } else if (dl.reason() != DeadLetterReason.CONFLICT) {
             // (A CONFLICT letter replayed with force is the operator closing it: settled below.)
             String processed = repo.fingerprint(c, subscription, e.id()).orElse(fingerprint);
@@ -280,13 +275,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         if (Failures.isTransient(failedAgain)) {
           return n; // a deadlock or a lock timeout: it stays parked and the sweep tries again
         }
-        Throwable cause =
-            failedAgain instanceof InboxProcessor.HandlerException h ? h.getCause() : failedAgain;
-        DeadLetterReason reason =
-            cause instanceof dev.postbox.runtime.api.UnprocessableEventException u
-                ? u.reason()
-                : DeadLetterReason.HANDLER_FAILED;
-        headForOperator(id, reason, Failures.describe(cause));
+        HandlerCall.Failure f = HandlerCall.Failure.of(failedAgain);
+        headForOperator(
+            id, f.isFinal() ? f.unprocessable() : DeadLetterReason.HANDLER_FAILED, f.error());
         return n;
       }
     }

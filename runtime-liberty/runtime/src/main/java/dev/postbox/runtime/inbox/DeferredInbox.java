@@ -1,7 +1,6 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.inbox.PendingEvents.Pending;
@@ -179,13 +178,7 @@ final class DeferredInbox implements AutoCloseable {
   }
 
   private void runHandler(Connection c, Pending p) throws java.sql.SQLException {
-    try {
-      handler.handle(c, p.event());
-    } catch (java.sql.SQLException | RuntimeException rethrow) {
-      throw rethrow;
-    } catch (Exception checked) {
-      throw new InboxProcessor.HandlerException(checked);
-    }
+    HandlerCall.run(handler, c, p.event());
   }
 
   /**
@@ -212,10 +205,10 @@ final class DeferredInbox implements AutoCloseable {
   }
 
   private void failed(Pending p, RuntimeException failure) {
-    Throwable cause = failure instanceof InboxProcessor.HandlerException h ? h.getCause() : failure;
-    String error = Failures.describe(cause);
-    if (cause instanceof UnprocessableEventException u) {
-      deadLetter(p, u.reason(), error, p.attempts() + 1);
+    HandlerCall.Failure f = HandlerCall.Failure.of(failure);
+    String error = f.error();
+    if (f.isFinal()) {
+      deadLetter(p, f.unprocessable(), error, p.attempts() + 1);
       return;
     }
     int attempts =
@@ -229,11 +222,12 @@ final class DeferredInbox implements AutoCloseable {
     if (attempts == 0) {
       return; // settled meanwhile by someone else
     }
-    if (attempts < settings.retry().maxAttempts()) {
+    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
+    if (letter == null) {
       listener.retried(settings.subscription(), p.event(), attempts);
       return;
     }
-    deadLetter(p, DeadLetterReason.HANDLER_FAILED, error, attempts);
+    deadLetter(p, letter, error, attempts);
   }
 
   private void deadLetter(Pending p, DeadLetterReason reason, String error, int attempts) {

@@ -1,7 +1,6 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
@@ -11,13 +10,14 @@ import java.util.Map;
 
 /**
  * The inbox's failure policy: a failed handler's attempt is recorded and the delivery nacked with
- * back-off, and after the last attempt (or at once for an {@link UnprocessableEventException})
- * dead-lettered; poison is dead-lettered at once. A letter is stored before its delivery is
- * acknowledged; one that cannot be stored leaves its delivery nacked, to come back.
+ * back-off, and after the last attempt (or at once for an {@link
+ * dev.postbox.runtime.api.UnprocessableEventException}) dead-lettered; poison is dead-lettered at
+ * once. A letter is stored before its delivery is acknowledged; one that cannot be stored leaves
+ * its delivery nacked, to come back.
  */
 final class FailurePolicy {
 
-  private static final System.Logger LOG = System.getLogger(InboxProcessor.class.getName());
+  private static final System.Logger LOG = System.getLogger(FailurePolicy.class.getName());
 
   private final Transactions tx;
   private final InboxRepository repo;
@@ -40,12 +40,12 @@ final class FailurePolicy {
 
   /** A handler (or its transaction) failed: retry with back-off, or dead-letter. */
   void failed(Item item, RuntimeException failure) {
-    Throwable cause = failure instanceof InboxProcessor.HandlerException h ? h.getCause() : failure;
-    String error = Failures.describe(cause);
+    HandlerCall.Failure f = HandlerCall.Failure.of(failure);
+    String error = f.error();
     String id = item.envelope.id();
-    if (cause instanceof UnprocessableEventException u) {
+    if (f.isFinal()) {
       // No retry can fix it: dead-letter now, with the handler's reason.
-      poison(item.delivery, item.envelope, u.reason(), error, Map.of(), null);
+      poison(new Poison(item.delivery, item.envelope, f.unprocessable(), error, Map.of(), null));
       return;
     }
     int attempts;
@@ -65,19 +65,13 @@ final class FailurePolicy {
       item.delivery.nack(settings.retry().delayAfter(Math.max(1, item.delivery.attempt())));
       return;
     }
-    if (attempts < settings.retry().maxAttempts()) {
+    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
+    if (letter == null) {
       item.delivery.nack(settings.retry().delayAfter(attempts));
       listener.retried(settings.subscription(), item.envelope, attempts);
       return;
     }
-    if (!storeDeadLetter(
-        item.delivery,
-        item.envelope,
-        DeadLetterReason.HANDLER_FAILED,
-        error,
-        attempts,
-        Map.of(),
-        null)) {
+    if (!storeDeadLetter(item.delivery, item.envelope, letter, error, attempts, Map.of(), null)) {
       item.delivery.nack(settings.retry().delayAfter(attempts));
       return;
     }
@@ -91,24 +85,20 @@ final class FailurePolicy {
       // the attempt rows are only counts; the letter is stored, so the delivery is done
     }
     item.delivery.ack();
-    listener.deadLettered(settings.subscription(), DeadLetterReason.HANDLER_FAILED);
+    listener.deadLettered(settings.subscription(), letter);
   }
 
   /** Dead-letters a delivery that no retry can fix, then acknowledges it. */
-  void poison(
-      Delivery d,
-      Envelope e,
-      DeadLetterReason reason,
-      String why,
-      Map<String, String> headers,
-      byte[] payload) {
-    if (!storeDeadLetter(d, e, reason, why, d.attempt(), headers, payload)) {
+  void poison(Poison p) {
+    Delivery d = p.delivery();
+    if (!storeDeadLetter(
+        d, p.envelope(), p.reason(), p.why(), d.attempt(), p.headers(), p.payload())) {
       d.nack(
           settings.retry().delayAfter(Math.max(1, d.attempt()))); // not stored: must not be acked
       return;
     }
     d.ack();
-    listener.deadLettered(settings.subscription(), reason);
+    listener.deadLettered(settings.subscription(), p.reason());
   }
 
   /**
@@ -149,7 +139,7 @@ final class FailurePolicy {
         Map<String, String> identity = new java.util.LinkedHashMap<>(d.metadata());
         byte[] bytes = e != null ? e.payload() : payload == null ? new byte[0] : payload;
         identity.put("postbox.payload.bytes", Integer.toString(bytes.length));
-        identity.put("postbox.payload.sha256", DeadLetterFields.sha256(bytes));
+        identity.put("postbox.payload.sha256", dev.postbox.runtime.common.Fingerprint.of(bytes));
         identity.put("postbox.truncated", "true");
         tx.inTransaction(
             c ->

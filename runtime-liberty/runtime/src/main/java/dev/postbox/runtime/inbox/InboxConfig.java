@@ -1,6 +1,6 @@
 package dev.postbox.runtime.inbox;
 
-import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.runtime.common.RetryPolicy;
 import dev.postbox.spi.BrokerConfig;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;

@@ -9,14 +9,11 @@ import dev.postbox.runtime.dedup.DedupFront;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.lang.System.Logger.Level;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -97,7 +94,7 @@ final class InboxProcessor {
             : DedupFront.of(settings.front().window(), settings.front().maxIds(), clock);
     this.holds = new KeyHolds(settings.retry().maxDelay());
     this.failures = new FailurePolicy(tx, repo, settings, clock, listener);
-    this.classifier = new Classifier(settings, failures, front != null);
+    this.classifier = new Classifier(settings, front != null);
     this.recording = new Recording(repo, pending, settings, handler, clock);
   }
 
@@ -201,12 +198,14 @@ final class InboxProcessor {
   List<Item> batch(List<Delivery> deliveries) {
     List<Item> classified = new ArrayList<>(deliveries.size());
     List<Item> frontHits = new ArrayList<>();
+    List<Poison> poison = new ArrayList<>();
     for (Delivery d : deliveries) {
-      Item item = classifier.classify(new NackSeen(d));
+      Item item = classifier.classify(Tracked.of(d), poison);
       if (item != null) {
         (knownToFront(item) ? frontHits : classified).add(item);
       }
     }
+    poison.forEach(failures::poison);
     if (!frontHits.isEmpty() && !settleFrontHits(frontHits)) {
       classified.addAll(frontHits); // not counted: the database decides them as usual
     }
@@ -284,11 +283,11 @@ final class InboxProcessor {
         stoppedKeys.put(key, after);
         continue;
       }
-      NackSeen seen = (NackSeen) item.delivery;
       if (!processOne(item)) {
         eachSucceeded = false;
-        if (key != null && seen.delay != null) {
-          stoppedKeys.put(key, seen.delay); // nacked: it comes back, and its key waits for it
+        Duration delay = item.delivery.nackDelay();
+        if (key != null && delay != null) {
+          stoppedKeys.put(key, delay); // nacked: it comes back, and its key waits for it
         }
       }
     }
@@ -306,12 +305,8 @@ final class InboxProcessor {
     } catch (RuntimeException failure) {
       failures.failed(item, failure);
       return false;
-    } catch (VirtualMachineError fatal) {
-      throw fatal;
     } catch (Error handlerError) {
-      // e.g. a StackOverflowError or NoClassDefFoundError in a handler: an attempt like any other,
-      // so it ends as a dead letter instead of a delivery nacked for ever
-      failures.failed(item, new HandlerException(handlerError));
+      failures.failed(item, HandlerCall.asAttempt(handlerError));
       return false;
     }
     recheckHeads(recheck);
@@ -343,23 +338,6 @@ final class InboxProcessor {
       case DUPLICATE -> listener.duplicate(settings.subscription(), item.envelope);
       case CONFLICT -> listener.deadLettered(settings.subscription(), DeadLetterReason.CONFLICT);
       case PARKED -> listener.parked(settings.subscription(), item.envelope);
-    }
-  }
-
-  static String fingerprint(byte[] payload) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(payload));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** Carries a checked handler exception through the transaction runner. */
-  static final class HandlerException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    HandlerException(Throwable cause) {
-      super(cause.getMessage(), cause);
     }
   }
 }

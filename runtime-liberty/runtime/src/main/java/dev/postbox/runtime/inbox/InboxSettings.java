@@ -1,7 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.relay.RetryPolicy;
+import dev.postbox.runtime.common.RetryPolicy;
 import java.util.Objects;
 import java.util.Set;
 

@@ -10,13 +10,13 @@ import dev.postbox.spi.Envelope;
  * hashed), read when the front is asked and again when the outcome is recorded.
  */
 final class Item {
-  final Delivery delivery;
+  final Tracked delivery;
   final Envelope envelope;
   final long frontHigh;
   final long frontLow;
 
   Item(Delivery delivery, Envelope envelope, boolean keyed) {
-    this.delivery = delivery;
+    this.delivery = Tracked.of(delivery);
     this.envelope = envelope;
     this.frontHigh = keyed ? DedupFront.high(envelope.id()) : 0;
     this.frontLow = keyed ? DedupFront.low(envelope.id()) ^ DedupFront.hash(envelope.payload()) : 0;

@@ -121,20 +121,20 @@ final class KeyHolds {
         continue;
       }
       keys.add(key);
-      NackSeen d = (NackSeen) item.delivery;
-      if (d.delay != null) {
+      Tracked d = item.delivery;
+      if (d.nackDelay() != null) {
         firstNacked.putIfAbsent(key, item);
-      } else if (d.acked) {
+      } else if (d.acked()) {
         ackedIds.add(item.envelope.id());
       }
     }
     for (String key : keys) {
       Item failed = firstNacked.get(key);
       if (failed != null) {
-        Duration delay = ((NackSeen) failed.delivery).delay;
+        Duration delay = failed.delivery.nackDelay();
         long lastDue = now + delay.toNanos();
         for (Item item : items) {
-          Duration d = ((NackSeen) item.delivery).delay;
+          Duration d = item.delivery.nackDelay();
           if (key.equals(item.envelope.key()) && d != null) {
             lastDue = Math.max(lastDue, now + d.toNanos()); // the lane's own followers
           }

@@ -3,6 +3,7 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.checkpoint.Checkpoint;
 import dev.postbox.runtime.checkpoint.Checkpoints;
+import dev.postbox.runtime.common.Fingerprint;
 import dev.postbox.spi.Envelope;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -78,7 +79,7 @@ final class Recording {
       if (blocker != null) {
         // A copy of an event the inbox already holds is a duplicate or a conflict, as always:
         // parking it would let its replay, after the dedup window, run it a second time.
-        String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());
+        String fingerprint = Fingerprint.of(item.envelope.payload());
         Optional<Map.Entry<Long, byte[]>> letter;
         if (repo.fingerprint(c, settings.subscription(), item.envelope.id()).isPresent()) {
           out[i] = duplicateOrConflict(c, item, fingerprint);
@@ -135,7 +136,7 @@ final class Recording {
     List<String> fingerprints = new ArrayList<>(items.size());
     for (Item item : items) {
       events.add(item.envelope);
-      fingerprints.add(InboxProcessor.fingerprint(item.envelope.payload()));
+      fingerprints.add(Fingerprint.of(item.envelope.payload()));
     }
     boolean deferred = settings.deferred();
     boolean[] fresh =
@@ -168,7 +169,7 @@ final class Recording {
     if (settings.deferred() || settings.sequenced()) {
       return handleAll(c, List.of(item), recheck).get(0);
     }
-    String fingerprint = InboxProcessor.fingerprint(item.envelope.payload());
+    String fingerprint = Fingerprint.of(item.envelope.payload());
     if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
       return runHandler(c, item.envelope);
     }
@@ -186,14 +187,8 @@ final class Recording {
   }
 
   private Outcome runHandler(Connection c, Envelope e) throws SQLException {
-    try {
-      handler.handle(c, e);
-      Checkpoints.reach(Checkpoint.INBOX_BEFORE_COMMIT);
-    } catch (SQLException | RuntimeException rethrow) {
-      throw rethrow;
-    } catch (Exception checked) {
-      throw new InboxProcessor.HandlerException(checked);
-    }
+    HandlerCall.run(handler, c, e);
+    Checkpoints.reach(Checkpoint.INBOX_BEFORE_COMMIT);
     return Outcome.PROCESSED;
   }
 
@@ -204,7 +199,7 @@ final class Recording {
   private Outcome copyOfALetter(
       Connection c, Item item, String fingerprint, Map.Entry<Long, byte[]> letter)
       throws SQLException {
-    String lettered = InboxProcessor.fingerprint(letter.getValue());
+    String lettered = Fingerprint.of(letter.getValue());
     if (lettered.equals(fingerprint)) {
       return Outcome.DUPLICATE;
     }

@@ -33,7 +33,7 @@ final class Stalls {
     this.nanoTime = nanoTime;
   }
 
-  /** Watches a poll's deliveries; returns them wrapped, so that their acks are seen. */
+  /** Watches a poll's deliveries; returns them {@link Tracked}, so that their acks are seen. */
   public List<Delivery> watch(List<Delivery> batch) {
     long now = nanoTime.getAsLong();
     if (open.size() > MAX_WATCHED) {
@@ -45,7 +45,7 @@ final class Stalls {
               String id = identity(d);
               open.compute(
                   id, (k, seen) -> seen == null ? new long[] {now, now} : touch(seen, now));
-              return new Watched(d, id);
+              return Tracked.watched(d, () -> open.remove(id));
             })
         .toList();
   }
@@ -79,42 +79,6 @@ final class Stalls {
       return "id:" + e.id();
     } catch (RuntimeException malformed) {
       return "at:" + d.metadata();
-    }
-  }
-
-  private final class Watched implements Delivery {
-    private final Delivery d;
-    private final String id;
-
-    Watched(Delivery d, String id) {
-      this.d = d;
-      this.id = id;
-    }
-
-    @Override
-    public Envelope envelope() {
-      return d.envelope();
-    }
-
-    @Override
-    public int attempt() {
-      return d.attempt();
-    }
-
-    @Override
-    public Map<String, String> metadata() {
-      return d.metadata();
-    }
-
-    @Override
-    public void ack() {
-      d.ack();
-      open.remove(id);
-    }
-
-    @Override
-    public void nack(Duration delay) {
-      d.nack(delay); // stays watched: it is still waiting
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.common.Fingerprint;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Priorities;
@@ -12,9 +13,6 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 
 /**
  * For {@link Idempotent} methods: reads the {@code Idempotency-Key} header, checks it, and takes a
@@ -84,17 +82,8 @@ public class IdempotencyFilter implements ContainerRequestFilter {
   }
 
   static String fingerprint(String method, String path, byte[] body) {
-    try {
-      MessageDigest sha = MessageDigest.getInstance("SHA-256");
-      sha.update(method.getBytes(StandardCharsets.UTF_8));
-      sha.update((byte) '\n');
-      sha.update(path.getBytes(StandardCharsets.UTF_8));
-      sha.update((byte) '\n');
-      sha.update(body);
-      return HexFormat.of().formatHex(sha.digest());
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return Fingerprint.ofParts(
+        method.getBytes(StandardCharsets.UTF_8), path.getBytes(StandardCharsets.UTF_8), body);
   }
 
   static Response error(int status, String message) {

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.common.RetryPolicy;
 import dev.postbox.spi.BrokerException;
 import dev.postbox.spi.RetriableBrokerException;
 import java.lang.System.Logger.Level;

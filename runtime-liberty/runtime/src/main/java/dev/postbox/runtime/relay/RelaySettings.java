@@ -1,5 +1,6 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.common.RetryPolicy;
 import java.time.Duration;
 import java.util.Objects;
 

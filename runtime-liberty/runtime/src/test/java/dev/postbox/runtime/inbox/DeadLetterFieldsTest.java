@@ -60,7 +60,7 @@ class DeadLetterFieldsTest {
     assertThat(f.payload()).hasSize(DeadLetterFields.MAX_PAYLOAD_BYTES);
     assertThat(f.metadata())
         .containsEntry("postbox.payload.bytes", Integer.toString(big.length))
-        .containsEntry("postbox.payload.sha256", DeadLetterFields.sha256(big))
+        .containsEntry("postbox.payload.sha256", dev.postbox.runtime.common.Fingerprint.of(big))
         .containsEntry(DeadLetterFields.TRUNCATED, "true");
     int chars =
         f.headers().entrySet().stream()

@@ -49,7 +49,7 @@ class KeyHoldsTest {
   }
 
   private static Item item(Recorded d) {
-    return new Item(new NackSeen(d), d.envelope, false);
+    return new Item(d, d.envelope, false);
   }
 
   private final KeyHolds holds = new KeyHolds(Duration.ofSeconds(2));

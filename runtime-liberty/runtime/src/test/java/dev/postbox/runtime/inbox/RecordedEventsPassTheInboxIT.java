@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.PostboxSettings;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.outbox.Partitioner;
@@ -18,7 +17,6 @@ import dev.postbox.spi.testing.HostileEvents;
 import dev.postbox.spi.testing.ReferenceBroker;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -106,7 +104,9 @@ class RecordedEventsPassTheInboxIT {
       assertThat(row.toEnvelope()).as("the committed outbox row").isEqualTo(event.envelope());
 
       Delivery delivery = new Delivered(row.toEnvelope());
-      Item item = f.classifier.classify(delivery);
+      List<Poison> poison = new java.util.ArrayList<>();
+      Item item = f.classifier.classify(Tracked.of(delivery), poison);
+      assertThat(poison).as("the classifier takes it as an event, not poison").isEmpty();
       assertThat(item).as("the classifier takes it as an event, not poison").isNotNull();
       assertThat(item.envelope).isEqualTo(event.envelope());
     } finally {
@@ -133,18 +133,7 @@ class RecordedEventsPassTheInboxIT {
               .dataSource(db.dataSource())
               .broker(ReferenceBroker.create())
               .start();
-      Transactions tx = Transactions.jdbc(db.dataSource());
-      InboxSettings settings = InboxSettings.of("recorded-" + kind);
-      classifier =
-          new Classifier(
-              settings,
-              new FailurePolicy(
-                  tx,
-                  new InboxRepository(postbox.outboxEngine().repository().dialect()),
-                  settings,
-                  Clock.systemUTC(),
-                  InboxListener.NONE),
-              false);
+      classifier = new Classifier(InboxSettings.of("recorded-" + kind), false);
     }
 
     OutboxRow readBack(OutboxEvent event) throws Exception {

@@ -7,6 +7,7 @@ import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.FailedFilter;
 import dev.postbox.runtime.api.FailedRow;
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.common.RetryPolicy;
 import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;

@@ -1,4 +1,4 @@
-package dev.postbox.runtime.relay;
+package dev.postbox.runtime.common;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

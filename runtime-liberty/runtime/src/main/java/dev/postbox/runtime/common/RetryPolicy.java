@@ -1,4 +1,4 @@
-package dev.postbox.runtime.relay;
+package dev.postbox.runtime.common;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
