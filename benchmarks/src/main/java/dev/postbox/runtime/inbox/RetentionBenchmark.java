@@ -4,6 +4,7 @@ import dev.postbox.benchmarks.PostgresSchema;
 import dev.postbox.benchmarks.Report;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.retention.DatePartitions;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.Envelope;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -25,8 +26,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * inbox keeps recording new events:
  *
  * <ul>
- *   <li><b>delete:</b> the plain inbox and {@link InboxRetention}'s batched DELETEs (1,000 rows a
- *       transaction, the default);
+ *   <li><b>delete:</b> the plain inbox and {@link dev.postbox.runtime.retention.Retention}'s
+ *       batched DELETEs (1,000 rows a transaction, the default);
  *   <li><b>drop:</b> the date-partitioned inbox ({@code postbox.date-partitions=true}), the old
  *       rows in a past bucket, and {@link DatePartitions#maintain}'s DROP of that bucket.
  * </ul>
@@ -111,14 +112,14 @@ public final class RetentionBenchmark {
         if (partitioned) {
           DatePartitions.Run r =
               new DatePartitions(db.tx, Clock.systemUTC(), DatePartitions.Table.INBOX)
-                  .maintain(InboxRetention.DEFAULT_WINDOW);
+                  .maintain(Retention.DEFAULT_DEDUP_WINDOW);
           if (r.dropped().isEmpty()) {
             throw new IllegalStateException("nothing dropped: " + r);
           }
         } else {
           int deleted =
-              new InboxRetention(db.tx, db.dialect, Clock.systemUTC())
-                  .purge(InboxRetention.DEFAULT_WINDOW, 1_000);
+              Retention.inbox(db.tx, db.dialect, Clock.systemUTC())
+                  .purge(Retention.DEFAULT_DEDUP_WINDOW, 1_000);
           if (deleted < rows) {
             throw new IllegalStateException("deleted " + deleted + " of " + rows);
           }

@@ -172,4 +172,35 @@ class ArchitectureTest {
         .because("the inline receiver is wired by the engine alone")
         .check(RUNTIME);
   }
+
+  @Test
+  void jdbcStatementsLiveBehindTheStorageSeam() {
+    java.util.Set<String> seam =
+        java.util.Set.of(
+            "dev.postbox.runtime.db.Dialect",
+            "dev.postbox.runtime.db.Migrations",
+            "dev.postbox.runtime.retention.DatePartitions");
+    com.tngtech.archunit.base.DescribedPredicate<com.tngtech.archunit.core.domain.JavaClass>
+        behindTheSeam =
+            com.tngtech.archunit.base.DescribedPredicate.describe(
+                "a *Repository, Dialect, Migrations or DatePartitions",
+                c -> {
+                  String top = c.getName().replaceFirst("\\$.*", "");
+                  return top.endsWith("Repository") || seam.contains(top);
+                });
+    noClasses()
+        .that(com.tngtech.archunit.base.DescribedPredicate.not(behindTheSeam))
+        .should()
+        .callMethodWhere(
+            com.tngtech.archunit.base.DescribedPredicate.describe(
+                "a statement is prepared or created on a JDBC connection",
+                call ->
+                    call.getTargetOwner().isAssignableTo(java.sql.Connection.class)
+                        && java.util.Set.of("prepareStatement", "createStatement", "prepareCall")
+                            .contains(call.getName())))
+        .because(
+            "SQL lives behind one storage seam: a repository per table group, the dialect's"
+                + " differences, the migrations and the date partitions")
+        .check(RUNTIME);
+  }
 }

@@ -379,6 +379,17 @@ public enum Dialect {
   }
 
   /**
+   * The limit and lock of a claim among competitors: {@link #limit()} (one {@code ?} for the count)
+   * and {@code FOR UPDATE SKIP LOCKED}, so that each takes rows the others do not hold and none
+   * waits on another's lock. Used where several instances or workers compete for rows (lease
+   * takeover, the deferred inbox's heads), never for a partition's outbox rows (see {@link
+   * #claimLock()}).
+   */
+  public String limitSkippingLocked() {
+    return " " + limit + " FOR UPDATE SKIP LOCKED";
+  }
+
+  /**
    * The row-claim lock clause: {@code FOR UPDATE}, deliberately without {@code SKIP LOCKED}.
    *
    * <p>A partition is already published by one transaction at a time (its lease row is locked for

@@ -3,13 +3,10 @@ package dev.postbox.runtime.idempotency;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Optional;
 
 /**
  * Idempotency keys at an API's edge, as the IETF {@code Idempotency-Key} header draft describes
@@ -41,7 +38,7 @@ public final class IdempotencyKeys {
   public record Completed(int status, String location, String body) implements Claim {}
 
   private final Transactions tx;
-  private final Dialect dialect;
+  private final IdempotencyRepository keys;
   private final Duration inFlightTimeout;
 
   /**
@@ -50,7 +47,7 @@ public final class IdempotencyKeys {
    */
   public IdempotencyKeys(Transactions tx, Dialect dialect, Duration inFlightTimeout) {
     this.tx = tx;
-    this.dialect = dialect;
+    this.keys = new IdempotencyRepository(dialect);
     this.inFlightTimeout = inFlightTimeout;
   }
 
@@ -74,29 +71,9 @@ public final class IdempotencyKeys {
   }
 
   private Claim claimOnce(String scope, String key, String fingerprint, String token, Instant now) {
+    Instant until = now.plus(inFlightTimeout);
     boolean inserted =
-        tx.inTransaction(
-            c -> {
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "INSERT INTO postbox_idempotency (scope, idem_key, fingerprint, status,"
-                          + " claim_token, claimed_until, created_at)"
-                          + " VALUES (?, ?, ?, 'IN_FLIGHT', ?, ?, ?)")) {
-                ps.setString(1, scope);
-                ps.setString(2, key);
-                ps.setString(3, fingerprint);
-                ps.setString(4, token);
-                dialect.bind(ps, 5, now.plus(inFlightTimeout));
-                dialect.bind(ps, 6, now);
-                ps.executeUpdate();
-                return true;
-              } catch (SQLException e) {
-                if (isUniqueViolation(e)) {
-                  return false;
-                }
-                throw e;
-              }
-            });
+        tx.inTransaction(c -> keys.insertClaim(c, scope, key, fingerprint, token, until, now));
     if (inserted) {
       return new Claimed(token);
     }
@@ -106,45 +83,23 @@ public final class IdempotencyKeys {
   private Claim existing(
       Connection c, String scope, String key, String fingerprint, String token, Instant now)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT fingerprint, status, claim_token, claimed_until, response_status,"
-                + " response_location, response_body FROM postbox_idempotency"
-                + " WHERE scope = ? AND idem_key = ?")) {
-      ps.setString(1, scope);
-      ps.setString(2, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return new InFlight(); // released between our insert and this read: the client retries
-        }
-        if (!rs.getString("fingerprint").equals(fingerprint)) {
-          return new Mismatch();
-        }
-        if (rs.getString("status").equals("DONE")) {
-          return new Completed(
-              rs.getInt("response_status"),
-              rs.getString("response_location"),
-              rs.getString("response_body"));
-        }
-        Instant until = dialect.read(rs, "claimed_until");
-        if (until.isAfter(now)) {
-          return new InFlight();
-        }
-        String stale = rs.getString("claim_token");
-        try (PreparedStatement take =
-            c.prepareStatement(
-                "UPDATE postbox_idempotency SET claim_token = ?, claimed_until = ?"
-                    + " WHERE scope = ? AND idem_key = ? AND status = 'IN_FLIGHT'"
-                    + " AND claim_token = ?")) {
-          take.setString(1, token);
-          dialect.bind(take, 2, now.plus(inFlightTimeout));
-          take.setString(3, scope);
-          take.setString(4, key);
-          take.setString(5, stale);
-          return take.executeUpdate() == 1 ? new Claimed(token) : new InFlight();
-        }
-      }
+    Optional<IdempotencyRepository.Row> found = keys.read(c, scope, key);
+    if (found.isEmpty()) {
+      return new InFlight(); // released between our insert and this read: the client retries
     }
+    IdempotencyRepository.Row row = found.get();
+    if (!row.fingerprint().equals(fingerprint)) {
+      return new Mismatch();
+    }
+    if (row.status().equals("DONE")) {
+      return new Completed(row.responseStatus(), row.responseLocation(), row.responseBody());
+    }
+    if (row.claimedUntil().isAfter(now)) {
+      return new InFlight();
+    }
+    return keys.takeOver(c, scope, key, row.token(), token, now.plus(inFlightTimeout))
+        ? new Claimed(token)
+        : new InFlight();
   }
 
   /**
@@ -161,35 +116,12 @@ public final class IdempotencyKeys {
       String location,
       String body)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_idempotency SET status = 'DONE', response_status = ?,"
-                + " response_location = ?, response_body = ?"
-                + " WHERE scope = ? AND idem_key = ? AND status = 'IN_FLIGHT' AND claim_token = ?")) {
-      ps.setInt(1, status);
-      ps.setString(2, location);
-      ps.setString(3, body);
-      ps.setString(4, scope);
-      ps.setString(5, key);
-      ps.setString(6, token);
-      return ps.executeUpdate() == 1;
-    }
+    return keys.complete(c, scope, key, token, status, location, body);
   }
 
   /** Gives a claim up after its work failed or answered an error, so the client may retry. */
   public void release(String scope, String key, String token) {
-    tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "DELETE FROM postbox_idempotency WHERE scope = ? AND idem_key = ?"
-                      + " AND status = 'IN_FLIGHT' AND claim_token = ?")) {
-            ps.setString(1, scope);
-            ps.setString(2, key);
-            ps.setString(3, token);
-            return ps.executeUpdate();
-          }
-        });
+    tx.inTransaction(c -> keys.release(c, scope, key, token));
   }
 
   /**
@@ -198,38 +130,7 @@ public final class IdempotencyKeys {
    * @return how many were deleted; less than {@code limit} means none is left
    */
   public int purge(Instant cutoff, int limit) {
-    return tx.inTransaction(
-        c -> {
-          List<String[]> keys = new ArrayList<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT scope, idem_key FROM postbox_idempotency WHERE created_at < ?"
-                      + " ORDER BY created_at")) {
-            dialect.bind(ps, 1, cutoff);
-            ps.setMaxRows(limit);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                keys.add(new String[] {rs.getString(1), rs.getString(2)});
-              }
-            }
-          }
-          if (keys.isEmpty()) {
-            return 0;
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "DELETE FROM postbox_idempotency WHERE scope = ? AND idem_key = ?"
-                      + " AND created_at < ?")) {
-            for (String[] k : keys) {
-              ps.setString(1, k[0]);
-              ps.setString(2, k[1]);
-              dialect.bind(ps, 3, cutoff);
-              ps.addBatch();
-            }
-            ps.executeBatch();
-          }
-          return keys.size();
-        });
+    return tx.inTransaction(c -> keys.purge(c, cutoff, limit));
   }
 
   /** SQLState class 40: transaction rollback (deadlock, serialization failure). */
@@ -238,17 +139,6 @@ public final class IdempotencyKeys {
       if (t instanceof SQLException s
           && s.getSQLState() != null
           && s.getSQLState().startsWith("40")) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private static boolean isUniqueViolation(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && s.getSQLState() != null
-          && s.getSQLState().startsWith("23")) {
         return true;
       }
     }

@@ -26,6 +26,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
 
   private final Transactions tx;
   private final InboxRepository repo;
+  private final DeadLetterRepository letters;
+  private final DeadLetterGroupRepository groups;
+  private final LetterHoldRepository holds;
   private final String subscription;
   private final InboxHandler handler;
   private final Clock clock;
@@ -69,6 +72,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     this.sequenced = sequenced;
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
+    this.letters = new DeadLetterRepository(dialect);
+    this.groups = new DeadLetterGroupRepository(dialect);
+    this.holds = new LetterHoldRepository(dialect);
     this.subscription = subscription;
     this.handler = handler;
     this.clock = clock;
@@ -77,16 +83,16 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
 
   /** How many dead letters of this subscription are open. */
   public long openCount() {
-    return tx.inTransaction(c -> repo.openCount(c, subscription));
+    return tx.inTransaction(c -> letters.openCount(c, subscription));
   }
 
   /** Open dead letters, oldest first, without their payloads (see {@link #get}). */
   public List<DeadLetter> open(int limit) {
-    return tx.inTransaction(c -> repo.deadLetters(c, subscription, limit));
+    return tx.inTransaction(c -> letters.deadLetters(c, subscription, limit));
   }
 
   public Optional<DeadLetter> get(long id) {
-    return tx.inTransaction(c -> repo.deadLetter(c, id, false));
+    return tx.inTransaction(c -> letters.deadLetter(c, id, false));
   }
 
   /**
@@ -139,7 +145,8 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     return tx.inTransaction(
         c -> {
           DeadLetter dl =
-              repo.deadLetter(c, id, true)
+              letters
+                  .deadLetter(c, id, true)
                   .orElseThrow(() -> new NotReplayableException("no dead letter " + id));
           if (!"OPEN".equals(dl.status()) || !dl.subscription().equals(subscription)) {
             throw new NotReplayableException(
@@ -150,7 +157,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
                 "dead letter " + id + " (" + dl.reason() + ") holds no whole event to replay");
           }
           if (sequenced && dl.key() != null) {
-            Optional<DeadLetter> earlier = repo.firstHolding(c, subscription, dl.key(), id);
+            Optional<DeadLetter> earlier = holds.firstHolding(c, subscription, dl.key(), id);
             if (earlier.isPresent()) {
               throw new NotReplayableException(
                   "dead letter "
@@ -213,11 +220,11 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
                       + " was processed with another payload (fingerprint "
                       + processed
                       + "); this letter's payload was never applied";
-              repo.conflicted(c, id, why, clock.instant());
+              letters.conflicted(c, id, why, clock.instant());
               return new Replayed(false, dl.key(), why);
             }
           }
-          repo.settleDeadLetter(c, id, "REPLAYED", clock.instant());
+          letters.settleDeadLetter(c, id, "REPLAYED", clock.instant());
           return new Replayed(fresh, dl.key(), null);
         });
   }
@@ -251,7 +258,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     int n = replayedSoFar;
     while (true) {
       Optional<DeadLetter> first =
-          tx.inTransaction(c -> repo.firstHolding(c, subscription, key, 0));
+          tx.inTransaction(c -> holds.firstHolding(c, subscription, key, 0));
       if (first.isEmpty() || first.get().reason() != DeadLetterReason.PARKED) {
         return n;
       }
@@ -284,7 +291,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
   }
 
   private void headForOperator(long id, DeadLetterReason reason, String error) {
-    tx.inTransaction(c -> repo.parkedFailed(c, id, reason, error, clock.instant()));
+    tx.inTransaction(c -> holds.parkedFailed(c, id, reason, error, clock.instant()));
   }
 
   /**
@@ -301,14 +308,14 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     int n = 0;
     for (String key :
         new java.util.LinkedHashSet<>(
-            tx.inTransaction(c -> repo.releasableKeys(c, subscription, 100)))) {
+            tx.inTransaction(c -> holds.releasableKeys(c, subscription, 100)))) {
       n += release(key);
     }
     return n;
   }
 
   private boolean isOpen(long id) {
-    return tx.inTransaction(c -> repo.deadLetter(c, id, false))
+    return tx.inTransaction(c -> letters.deadLetter(c, id, false))
         .map(d -> "OPEN".equals(d.status()))
         .orElse(false);
   }
@@ -323,12 +330,13 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
    */
   public ReplayResult replayAll(String type) {
     return replayEach(
-        after -> tx.inTransaction(c -> repo.openIds(c, subscription, type, null, 0, after, PAGE)));
+        after ->
+            tx.inTransaction(c -> letters.openIds(c, subscription, type, null, 0, after, PAGE)));
   }
 
   @Override
   public List<DeadLetterGroup> openGroups() {
-    return tx.inTransaction(c -> repo.openGroups(c, subscription));
+    return tx.inTransaction(c -> groups.openGroups(c, subscription));
   }
 
   @Override
@@ -337,7 +345,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         after ->
             tx.inTransaction(
                 c ->
-                    repo.openIdsInGroup(
+                    groups.openIdsInGroup(
                         c, subscription, reason, errorClass, throughId, after, PAGE)));
   }
 
@@ -348,9 +356,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         tx.inTransaction(
             c -> {
               if (sequenced) {
-                keys.addAll(repo.groupKeys(c, subscription, reason, errorClass, throughId));
+                keys.addAll(groups.groupKeys(c, subscription, reason, errorClass, throughId));
               }
-              return repo.discardGroup(
+              return groups.discardGroup(
                   c, subscription, reason, errorClass, throughId, clock.instant());
             });
     keys.forEach(this::release);
@@ -405,7 +413,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     Instant dueBefore = clock.instant().minus(delay);
     List<Long> ids =
         tx.inTransaction(
-            c -> repo.openIds(c, subscription, null, dueBefore, maxRedrives, 0, limit));
+            c -> letters.openIds(c, subscription, null, dueBefore, maxRedrives, 0, limit));
     int replayed = 0;
     for (long id : ids) {
       try {
@@ -417,7 +425,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         // maxRedrives and never holds back the letters behind it.
         tx.inTransaction(
             c -> {
-              repo.redriveFailed(c, id, clock.instant());
+              letters.redriveFailed(c, id, clock.instant());
               return null;
             });
       }
@@ -434,8 +442,8 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     boolean discarded =
         tx.inTransaction(
             c -> {
-              key[0] = repo.deadLetter(c, id, false).map(DeadLetter::key).orElse(null);
-              return repo.settleDeadLetter(c, id, "DISCARDED", clock.instant());
+              key[0] = letters.deadLetter(c, id, false).map(DeadLetter::key).orElse(null);
+              return letters.settleDeadLetter(c, id, "DISCARDED", clock.instant());
             });
     if (discarded && sequenced && key[0] != null) {
       release(key[0]);

@@ -3,11 +3,12 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
-import dev.postbox.runtime.inbox.PendingEvents.Pending;
+import dev.postbox.runtime.inbox.PendingEventRepository.Pending;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -45,8 +46,8 @@ final class DeferredInbox implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
 
   private final Transactions tx;
-  private final InboxRepository repo;
-  private final PendingEvents pending;
+  private final DeadLetterRepository letters;
+  private final PendingEventRepository pending;
   private final InboxSettings settings;
   private final InboxHandler handler;
   private final Clock clock;
@@ -69,8 +70,8 @@ final class DeferredInbox implements AutoCloseable {
           "subscription " + settings.subscription() + " is not in deferred mode");
     }
     this.tx = tx;
-    this.repo = new InboxRepository(dialect);
-    this.pending = new PendingEvents(dialect);
+    this.letters = new DeadLetterRepository(dialect);
+    this.pending = new PendingEventRepository(dialect);
     this.settings = settings;
     this.handler = handler;
     this.clock = clock;
@@ -112,8 +113,7 @@ final class DeferredInbox implements AutoCloseable {
       done =
           tx.inTransaction(
               c -> {
-                List<Pending> claimed =
-                    pending.claim(c, settings.subscription(), clock.instant(), CLAIM_BATCH);
+                List<Pending> claimed = claim(c, CLAIM_BATCH);
                 for (Pending p : claimed) {
                   runHandler(c, p);
                 }
@@ -144,7 +144,7 @@ final class DeferredInbox implements AutoCloseable {
         boolean any =
             tx.inTransaction(
                 c -> {
-                  List<Pending> one = pending.claim(c, settings.subscription(), clock.instant(), 1);
+                  List<Pending> one = claim(c, 1);
                   if (one.isEmpty()) {
                     return false;
                   }
@@ -172,6 +172,31 @@ final class DeferredInbox implements AutoCloseable {
     return claimed;
   }
 
+  /**
+   * Claims up to {@code limit} heads. A stale row (queued by an earlier version, before the event
+   * rules: never runnable now) becomes a MALFORMED letter with its fields, in this transaction, and
+   * its key's next event goes on.
+   */
+  private List<Pending> claim(Connection c, int limit) throws java.sql.SQLException {
+    Instant now = clock.instant();
+    PendingEventRepository.Claimed claimed = pending.claim(c, settings.subscription(), now, limit);
+    for (PendingEventRepository.Stale u : claimed.stale()) {
+      letters.deadLetter(
+          c,
+          settings.subscription(),
+          null,
+          DeadLetterReason.MALFORMED,
+          "queued before this version's event rules and not runnable now: " + u.why().getMessage(),
+          1,
+          u.raw(),
+          u.payload(),
+          u.metadata(),
+          now);
+      pending.dropStale(c, settings.subscription(), u);
+    }
+    return claimed.ready();
+  }
+
   private void handle(Connection c, Pending p, Set<String> recheck) throws java.sql.SQLException {
     runHandler(c, p);
     recheck.addAll(pending.processedAll(c, settings.subscription(), List.of(p), clock.instant()));
@@ -183,10 +208,10 @@ final class DeferredInbox implements AutoCloseable {
 
   /**
    * After the commit: keys whose queue this worker saw empty, in case a receiver queued their next
-   * event meanwhile (see {@link PendingEvents}).
+   * event meanwhile (see {@link PendingEventRepository}).
    */
   private void recheckHeads(Set<String> keys) {
-    pending.recheck(tx, settings.subscription(), keys);
+    HeadRecheck.after(tx, pending, settings.subscription(), keys);
   }
 
   /** Repairs heads lost to a crash between a commit and its re-check; at start, then rarely. */
@@ -234,7 +259,7 @@ final class DeferredInbox implements AutoCloseable {
     boolean next =
         tx.inTransaction(
             c -> {
-              repo.deadLetter(
+              letters.deadLetter(
                   c,
                   settings.subscription(),
                   p.event(),

@@ -21,6 +21,7 @@ final class FailurePolicy {
 
   private final Transactions tx;
   private final InboxRepository repo;
+  private final DeadLetterRepository letters;
   private final InboxSettings settings;
   private final Clock clock;
   private final InboxListener listener;
@@ -28,11 +29,13 @@ final class FailurePolicy {
   FailurePolicy(
       Transactions tx,
       InboxRepository repo,
+      DeadLetterRepository letters,
       InboxSettings settings,
       Clock clock,
       InboxListener listener) {
     this.tx = tx;
     this.repo = repo;
+    this.letters = letters;
     this.settings = settings;
     this.clock = clock;
     this.listener = listener;
@@ -118,7 +121,7 @@ final class FailurePolicy {
     try {
       tx.inTransaction(
           c ->
-              repo.deadLetter(
+              letters.deadLetter(
                   c,
                   settings.subscription(),
                   e,
@@ -143,7 +146,7 @@ final class FailurePolicy {
         identity.put("postbox.truncated", "true");
         tx.inTransaction(
             c ->
-                repo.deadLetterMinimal(
+                letters.deadLetterMinimal(
                     c,
                     settings.subscription(),
                     reason,

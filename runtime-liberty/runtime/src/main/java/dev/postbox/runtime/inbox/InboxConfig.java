@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.common.RetryPolicy;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.BrokerConfig;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -91,7 +92,7 @@ public record InboxConfig(
         deferred,
         c.duration(
             "postbox.inbox.dedup-window",
-            InboxRetention.DEFAULT_WINDOW,
+            Retention.DEFAULT_DEDUP_WINDOW,
             Duration.ofMinutes(1),
             Duration.ofDays(3650)),
         c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),

@@ -4,6 +4,7 @@ import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Subscription;
 import java.lang.System.Logger.Level;
@@ -101,7 +102,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     this.clock = clock;
     this.executor = Executors.newCachedThreadPool(threads);
     this.healthReader =
-        new InboxHealthReader(broker, tx, new InboxRepository(dialect), cfg.stuckAfter());
+        new InboxHealthReader(broker, tx, new DeadLetterRepository(dialect), cfg.stuckAfter());
     if (registrations.isEmpty()) {
       health = InboxHealth.NONE;
       return;
@@ -113,7 +114,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
         }
         start(r, listeners.apply(r.name()));
       }
-      InboxRetention retention = new InboxRetention(tx, dialect, clock);
+      Retention retention = Retention.inbox(tx, dialect, clock);
       scheduled.add(
           scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 10 * 60, TimeUnit.SECONDS));
       if (cfg.redriveDelay() != null) {
@@ -290,7 +291,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     health = healthReader.read(running.values());
   }
 
-  private void purge(InboxRetention retention) {
+  private void purge(Retention retention) {
     try {
       int deleted = retention.purge(cfg.dedupWindow(), cfg.retentionBatch());
       if (deleted > 0) {

@@ -23,14 +23,15 @@ final class InboxHealthReader {
 
   private final Broker broker;
   private final Transactions tx;
-  private final InboxRepository repo;
+  private final DeadLetterRepository letters;
   private final Duration stuckAfter;
   private final Set<String> reportedStuck = ConcurrentHashMap.newKeySet();
 
-  InboxHealthReader(Broker broker, Transactions tx, InboxRepository repo, Duration stuckAfter) {
+  InboxHealthReader(
+      Broker broker, Transactions tx, DeadLetterRepository letters, Duration stuckAfter) {
     this.broker = broker;
     this.tx = tx;
-    this.repo = repo;
+    this.letters = letters;
     this.stuckAfter = stuckAfter;
   }
 
@@ -57,7 +58,7 @@ final class InboxHealthReader {
         }
       }
       // also the database round trip of the reading
-      letters = tx.inTransaction(repo::openLetterCounts);
+      letters = tx.inTransaction(this.letters::openLetterCounts);
     } catch (RuntimeException e) {
       dbError = e.toString();
     }

@@ -53,7 +53,7 @@ final class InboxProcessor {
 
   private final Transactions tx;
   private final InboxRepository repo;
-  private final PendingEvents pending;
+  private final PendingEventRepository pending;
   private final InboxSettings settings;
   private final Clock clock;
   private final InboxListener listener;
@@ -80,7 +80,7 @@ final class InboxProcessor {
       ExecutorService workers) {
     this.tx = tx;
     this.repo = new InboxRepository(dialect);
-    this.pending = new PendingEvents(dialect);
+    this.pending = new PendingEventRepository(dialect);
     this.settings = settings;
     this.clock = clock;
     this.listener = listener;
@@ -93,9 +93,12 @@ final class InboxProcessor {
             ? null
             : DedupFront.of(settings.front().window(), settings.front().maxIds(), clock);
     this.holds = new KeyHolds(settings.retry().maxDelay());
-    this.failures = new FailurePolicy(tx, repo, settings, clock, listener);
+    DeadLetterRepository letters = new DeadLetterRepository(dialect);
+    this.failures = new FailurePolicy(tx, repo, letters, settings, clock, listener);
     this.classifier = new Classifier(settings, front != null);
-    this.recording = new Recording(repo, pending, settings, handler, clock);
+    this.recording =
+        new Recording(
+            repo, letters, new LetterHoldRepository(dialect), pending, settings, handler, clock);
   }
 
   /** The dedup front, for its metrics; null when the settings have none. */
@@ -316,10 +319,10 @@ final class InboxProcessor {
 
   /**
    * Deferred mode, after the commit: keys queued behind a pending event whose worker may have
-   * finished meanwhile without seeing them (see {@link PendingEvents}).
+   * finished meanwhile without seeing them (see {@link PendingEventRepository}).
    */
   private void recheckHeads(Set<String> keys) {
-    pending.recheck(tx, settings.subscription(), keys);
+    HeadRecheck.after(tx, pending, settings.subscription(), keys);
   }
 
   /** Commit came first; now the ack. */

@@ -33,18 +33,24 @@ final class Recording {
   }
 
   private final InboxRepository repo;
-  private final PendingEvents pending;
+  private final DeadLetterRepository letters;
+  private final LetterHoldRepository holds;
+  private final PendingEventRepository pending;
   private final InboxSettings settings;
   private final InboxHandler handler;
   private final Clock clock;
 
   Recording(
       InboxRepository repo,
-      PendingEvents pending,
+      DeadLetterRepository letters,
+      LetterHoldRepository holds,
+      PendingEventRepository pending,
       InboxSettings settings,
       InboxHandler handler,
       Clock clock) {
     this.repo = repo;
+    this.letters = letters;
+    this.holds = holds;
     this.pending = pending;
     this.settings = settings;
     this.handler = handler;
@@ -66,7 +72,7 @@ final class Recording {
         keys.add(item.envelope.key());
       }
     }
-    Map<String, Long> blocked = repo.openLetterKeys(c, settings.subscription(), keys);
+    Map<String, Long> blocked = holds.openLetterKeys(c, settings.subscription(), keys);
     if (blocked.isEmpty()) {
       return recordAndHandle(c, items, recheck);
     }
@@ -84,7 +90,7 @@ final class Recording {
         if (repo.fingerprint(c, settings.subscription(), item.envelope.id()).isPresent()) {
           out[i] = duplicateOrConflict(c, item, fingerprint);
           countDuplicates(c, List.of(out[i]));
-        } else if ((letter = repo.openLetterOf(c, settings.subscription(), item.envelope.id()))
+        } else if ((letter = holds.openLetterOf(c, settings.subscription(), item.envelope.id()))
             .isPresent()) {
           // A copy of an event that is itself an open letter (dead-lettered, or parked): never a
           // second letter, which would run it once the first is settled, a discard included.
@@ -113,7 +119,7 @@ final class Recording {
    * inbox: its replay records and handles it, in its turn.
    */
   private void park(Connection c, Item item, long blocker) throws SQLException {
-    repo.deadLetter(
+    letters.deadLetter(
         c,
         settings.subscription(),
         item.envelope,
@@ -204,7 +210,7 @@ final class Recording {
       return Outcome.DUPLICATE;
     }
     Envelope e = item.envelope;
-    repo.deadLetter(
+    letters.deadLetter(
         c,
         settings.subscription(),
         e,
@@ -231,7 +237,7 @@ final class Recording {
     if (recorded.equals(fingerprint)) {
       return Outcome.DUPLICATE;
     }
-    repo.deadLetter(
+    letters.deadLetter(
         c,
         settings.subscription(),
         e,

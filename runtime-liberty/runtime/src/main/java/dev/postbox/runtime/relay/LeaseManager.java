@@ -3,8 +3,6 @@ package dev.postbox.runtime.relay;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -14,7 +12,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Time-boxed partition leases in {@code postbox_lease}, shared fairly among live instances.
@@ -34,27 +31,20 @@ final class LeaseManager {
   private final Transactions tx;
   private final Dialect dialect;
   private final RelaySettings settings;
+  private final LeaseRepository leases;
 
   LeaseManager(Transactions tx, Dialect dialect, RelaySettings settings) {
     this.tx = tx;
     this.dialect = dialect;
     this.settings = settings;
+    this.leases = new LeaseRepository(dialect);
   }
 
   /** Creates the lease rows for every partition (idempotent; instances may race). */
   void ensurePartitions() {
     tx.inTransaction(
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(dialect.insertLeaseIfAbsent())) {
-            for (int p = 0; p < settings.partitions(); p++) {
-              ps.setInt(1, p);
-              if (dialect.insertLeaseNeedsKeyTwice()) {
-                ps.setInt(2, p);
-              }
-              ps.addBatch();
-            }
-            ps.executeBatch();
-          }
+          leases.ensurePartitions(c, settings.partitions());
           return null;
         });
   }
@@ -77,65 +67,9 @@ final class LeaseManager {
     int live =
         tx.inTransaction(
             c -> {
-              try (PreparedStatement ps = c.prepareStatement(dialect.insertInstanceIfAbsent())) {
-                ps.setString(1, me);
-                dialect.bind(ps, 2, now);
-                ps.executeUpdate();
-              }
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "UPDATE postbox_relay_instance SET heartbeat_at = ? WHERE instance_id = ?")) {
-                dialect.bind(ps, 1, now);
-                ps.setString(2, me);
-                ps.executeUpdate();
-              }
-              // Renewed row by row through the key: on InnoDB an UPDATE that scans the table
-              // waits for every locked row it meets, such as another instance's lease row locked
-              // by a batch of its (paused) owner.
-              List<Integer> mine = new ArrayList<>();
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      // In partition order, as a relay turn locks its partitions' rows: two
-                      // transactions that lock rows in one order never wait on each other in a
-                      // cycle.
-                      "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?"
-                          + " ORDER BY partition_no")) {
-                ps.setString(1, me);
-                dialect.bind(ps, 2, now);
-                try (ResultSet rs = ps.executeQuery()) {
-                  while (rs.next()) {
-                    mine.add(rs.getInt(1));
-                  }
-                }
-              }
-              // Prepared only when it runs: an application server's statement cache (Liberty)
-              // calls getMoreResults() when it closes a statement, and MariaDB Connector/J throws
-              // for one that never ran, which failed every heartbeat.
-              if (!mine.isEmpty()) {
-                try (PreparedStatement ps =
-                    c.prepareStatement(
-                        "UPDATE postbox_lease SET lease_until = ?, heartbeat_at = ?"
-                            + " WHERE partition_no = ? AND owner = ? AND lease_until > ?")) {
-                  for (int p : mine) {
-                    dialect.bind(ps, 1, until);
-                    dialect.bind(ps, 2, now);
-                    ps.setInt(3, p);
-                    ps.setString(4, me);
-                    dialect.bind(ps, 5, now);
-                    ps.addBatch();
-                  }
-                  ps.executeBatch();
-                }
-              }
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "SELECT COUNT(*) FROM postbox_relay_instance WHERE heartbeat_at > ?")) {
-                dialect.bind(ps, 1, now.minus(settings.leaseDuration()));
-                try (ResultSet rs = ps.executeQuery()) {
-                  rs.next();
-                  return Math.max(1, rs.getInt(1));
-                }
-              }
+              leases.touchInstance(c, me, now);
+              leases.renew(c, me, now, until);
+              return leases.liveInstances(c, now.minus(settings.leaseDuration()));
             });
     int share = (settings.partitions() + live - 1) / live;
     Set<Integer> owned = owned(now);
@@ -157,33 +91,14 @@ final class LeaseManager {
     }
     tx.inTransaction(
         c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("DELETE FROM postbox_relay_instance WHERE heartbeat_at < ?")) {
-            dialect.bind(ps, 1, now.minus(settings.leaseDuration().multipliedBy(10)));
-            ps.executeUpdate();
-          }
+          leases.forgetInstances(c, now.minus(settings.leaseDuration().multipliedBy(10)));
           return null;
         });
     return owned(now);
   }
 
   Set<Integer> owned(Instant now) {
-    return tx.inTransaction(
-        c -> {
-          Set<Integer> out = new TreeSet<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT partition_no FROM postbox_lease WHERE owner = ? AND lease_until > ?")) {
-            ps.setString(1, settings.instanceId());
-            dialect.bind(ps, 2, now);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(rs.getInt(1));
-              }
-            }
-          }
-          return out;
-        });
+    return tx.inTransaction(c -> leases.held(c, settings.instanceId(), now));
   }
 
   /**
@@ -197,36 +112,9 @@ final class LeaseManager {
   private void takeOver(int wanted, Instant now, Instant until) {
     tx.inTransaction(
         c -> {
-          List<Integer> free = new ArrayList<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT partition_no FROM postbox_lease WHERE owner IS NULL OR lease_until <= ?"
-                      + " ORDER BY partition_no "
-                      + dialect.limit()
-                      + " FOR UPDATE SKIP LOCKED")) {
-            dialect.bind(ps, 1, now);
-            ps.setInt(2, wanted);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                free.add(rs.getInt(1));
-              }
-            }
-          }
-          if (free.isEmpty()) {
-            return null; // nothing prepared that would not run (see the renewal above)
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "UPDATE postbox_lease SET owner = ?, lease_until = ?, heartbeat_at = ?,"
-                      + " version = version + 1 WHERE partition_no = ?")) {
-            for (int p : free) {
-              ps.setString(1, settings.instanceId());
-              dialect.bind(ps, 2, until);
-              dialect.bind(ps, 3, now);
-              ps.setInt(4, p);
-              ps.addBatch();
-            }
-            ps.executeBatch();
+          List<Integer> free = leases.lockFree(c, now, wanted);
+          if (!free.isEmpty()) { // nothing prepared that would not run (see the renewal)
+            leases.take(c, settings.instanceId(), free, now, until);
           }
           return null;
         });
@@ -235,13 +123,7 @@ final class LeaseManager {
   void release(int partition) {
     tx.inTransaction(
         c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "UPDATE postbox_lease SET owner = NULL, lease_until = NULL WHERE partition_no = ? AND owner = ?")) {
-            ps.setInt(1, partition);
-            ps.setString(2, settings.instanceId());
-            ps.executeUpdate();
-          }
+          leases.release(c, settings.instanceId(), partition);
           return null;
         });
   }
@@ -252,28 +134,7 @@ final class LeaseManager {
         c -> {
           // Locked first in partition order, as a turn locks them: never a cycle with a turn
           // still running after close's wait gave up.
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT partition_no FROM postbox_lease WHERE owner = ? ORDER BY partition_no"
-                      + " FOR UPDATE")) {
-            ps.setString(1, settings.instanceId());
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                rs.getInt(1); // locks only
-              }
-            }
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "UPDATE postbox_lease SET owner = NULL, lease_until = NULL WHERE owner = ?")) {
-            ps.setString(1, settings.instanceId());
-            ps.executeUpdate();
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement("DELETE FROM postbox_relay_instance WHERE instance_id = ?")) {
-            ps.setString(1, settings.instanceId());
-            ps.executeUpdate();
-          }
+          leases.releaseAll(c, settings.instanceId());
           return null;
         });
   }
@@ -298,32 +159,13 @@ final class LeaseManager {
     if (partitions.isEmpty()) {
       return out;
     }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT partition_no, owner, lease_until, "
-                + dialect.now()
-                + " AS db_now FROM postbox_lease WHERE partition_no IN ("
-                + "?"
-                + ",?".repeat(partitions.size() - 1)
-                + ") ORDER BY partition_no FOR UPDATE")) {
-      int i = 1;
-      for (int p : partitions) {
-        ps.setInt(i++, p);
+    for (LeaseRepository.Row row : leases.lockRows(c, partitions)) {
+      Instant until = row.until();
+      Instant now = row.dbNow();
+      if (!settings.instanceId().equals(row.owner()) || until == null || !until.isAfter(now)) {
+        continue;
       }
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Instant until = dialect.read(rs, "lease_until");
-          Instant now = dialect.read(rs, "db_now"); // leases live in the database's time
-          if (!settings.instanceId().equals(rs.getString("owner"))
-              || until == null
-              || !until.isAfter(now)) {
-            continue;
-          }
-          out.put(
-              rs.getInt("partition_no"),
-              until.isAfter(now.plus(settings.leaseDuration().dividedBy(4))));
-        }
-      }
+      out.put(row.partition(), until.isAfter(now.plus(settings.leaseDuration().dividedBy(4))));
     }
     return out;
   }

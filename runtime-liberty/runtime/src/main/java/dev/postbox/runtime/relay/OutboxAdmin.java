@@ -70,20 +70,7 @@ final class OutboxAdmin {
 
   /** Every partition's lease, by partition. */
   public List<Lease> leases() {
-    return tx.inTransaction(
-        c -> {
-          List<Lease> out = new java.util.ArrayList<>();
-          try (java.sql.PreparedStatement ps =
-                  c.prepareStatement(
-                      "SELECT partition_no, owner, lease_until FROM postbox_lease ORDER BY partition_no");
-              java.sql.ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              out.add(
-                  new Lease(rs.getInt(1), rs.getString(2), rows.dialect().read(rs, "lease_until")));
-            }
-          }
-          return out;
-        });
+    return tx.inTransaction(c -> new LeaseRepository(rows.dialect()).all(c));
   }
 
   /**

@@ -6,7 +6,6 @@ import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.Set;
@@ -113,9 +112,7 @@ final class OutboxNotifications implements AutoCloseable {
           return;
         }
         Method poll = pgConnection.getMethod("getNotifications", int.class);
-        try (Statement s = c.createStatement()) {
-          s.execute("LISTEN " + Dialect.OUTBOX_CHANNEL);
-        }
+        ChannelRepository.listen(c);
         LOG.log(
             Level.INFO,
             "outbox wake-up across instances: listening on "
@@ -127,8 +124,8 @@ final class OutboxNotifications implements AutoCloseable {
           listen(c, pg, poll);
         } finally {
           listening = false;
-          try (Statement s = c.createStatement()) {
-            s.execute("UNLISTEN *"); // the connection goes back to a pool
+          try {
+            ChannelRepository.unlisten(c); // the connection goes back to a pool
           } catch (SQLException broken) {
             // the pool discards a broken connection
           }
@@ -162,9 +159,8 @@ final class OutboxNotifications implements AutoCloseable {
 
   private void listen(Connection c, Object pg, Method poll) throws Exception {
     long quietSince = System.nanoTime();
-    try (PreparedStatement send =
-            c.prepareStatement("SELECT pg_notify('" + Dialect.OUTBOX_CHANNEL + "', ?)");
-        PreparedStatement check = c.prepareStatement("SELECT 1")) {
+    try (PreparedStatement send = ChannelRepository.notifier(c);
+        PreparedStatement check = ChannelRepository.aliveCheck(c)) {
       while (!stopped) {
         String payload = drain();
         if (payload != null) {

@@ -127,7 +127,7 @@ final class Relay implements AutoCloseable {
     this.workers = workers;
     this.listener = listener;
     this.leases = new LeaseManager(tx, dialect, settings);
-    this.retention = new Retention(tx, dialect, clock);
+    this.retention = Retention.outbox(tx, dialect, clock);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
     this.sender = new BatchSender(publisher, outages, clock);
     this.settlement = new Settlement(rows, settings, clock, listener);

@@ -6,6 +6,7 @@ import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.retention.DatePartitions;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.runtime.testing.ManualClock;
 import dev.postbox.runtime.testing.TestDatabase;
 import dev.postbox.spi.Envelope;
@@ -54,7 +55,7 @@ class DatePartitionedInboxIT {
   void aCopyOfAnEventRecordedInAnEarlierBucketIsADuplicate() {
     assertThat(record("x")).containsExactly(true);
     clock.advance(Duration.ofDays(1));
-    assertThat(buckets.maintain(InboxRetention.DEFAULT_WINDOW).switched()).isTrue();
+    assertThat(buckets.maintain(Retention.DEFAULT_DEDUP_WINDOW).switched()).isTrue();
 
     // The copy of x goes to bucket 2, where the key (subscription, event_id, bucket) cannot see
     // bucket 1's row: only the look into earlier buckets stops it.
@@ -75,12 +76,12 @@ class DatePartitionedInboxIT {
       clock.advance(Duration.ofDays(1));
       // Were it to move now, a copy recorded in bucket 2 would not see z (not committed yet) in
       // bucket 1, and both would commit as new.
-      DatePartitions.Run blocked = buckets.maintain(InboxRetention.DEFAULT_WINDOW);
+      DatePartitions.Run blocked = buckets.maintain(Retention.DEFAULT_DEDUP_WINDOW);
       assertThat(blocked.switched()).isFalse();
       assertThat(blocked.current()).isEqualTo(1);
       open.commit();
     }
-    DatePartitions.Run moved = buckets.maintain(InboxRetention.DEFAULT_WINDOW);
+    DatePartitions.Run moved = buckets.maintain(Retention.DEFAULT_DEDUP_WINDOW);
     assertThat(moved.switched()).isTrue();
     assertThat(moved.current()).isEqualTo(2);
     assertThat(record("z")).containsExactly(false);

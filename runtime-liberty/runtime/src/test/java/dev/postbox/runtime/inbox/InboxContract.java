@@ -16,6 +16,7 @@ import dev.postbox.runtime.common.RetryPolicy;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.runtime.testing.TestDatabase;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
@@ -498,7 +499,7 @@ abstract class InboxContract {
             tuple(parked.id(), DeadLetterReason.CONFLICT));
     // what the health reading and the gauges show, however quiet the subscription is now
     Map<String, InboxHealth.OpenLetters> counts =
-        tx.inTransaction(c -> new InboxRepository(dialect).openLetterCounts(c));
+        tx.inTransaction(c -> new DeadLetterRepository(dialect).openLetterCounts(c));
     assertThat(counts).containsEntry(subscription, new InboxHealth.OpenLetters(2, 1, 1));
 
     fixed.set(true);
@@ -970,7 +971,7 @@ abstract class InboxContract {
   void aKeysNextEventQueuedWhileItsHeadFinishesIsPromotedByTheLaterReCheck() throws Exception {
     org.junit.jupiter.api.Assumptions.assumeTrue(deferred(), "deferred mode only");
     String subscription = "race-" + UUID.randomUUID();
-    PendingEvents pending = new PendingEvents(dialect);
+    PendingEventRepository pending = new PendingEventRepository(dialect);
     Envelope first = event("k", "first");
     Envelope second = event("k", "second");
     java.time.Instant now = java.time.Instant.now();
@@ -985,7 +986,7 @@ abstract class InboxContract {
       receiver.setAutoCommit(false);
       worker.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
       receiver.setTransactionIsolation(java.sql.Connection.TRANSACTION_READ_COMMITTED);
-      var head = pending.claim(worker, subscription, now.plusSeconds(1), 10);
+      var head = pending.claim(worker, subscription, now.plusSeconds(1), 10).ready();
       assertThat(head).extracting(p -> p.event().id()).containsExactly(first.id());
       // The worker finishes the head and finds no next event: the receiver has not committed.
       assertThat(pending.processedAll(worker, subscription, head, now)).containsExactly("k");
@@ -1018,10 +1019,13 @@ abstract class InboxContract {
     assertThat(claimable(pending, subscription)).containsExactly(second.id());
   }
 
-  private List<String> claimable(PendingEvents pending, String subscription) {
+  private List<String> claimable(PendingEventRepository pending, String subscription) {
     return tx.inTransaction(
         c ->
-            pending.claim(c, subscription, java.time.Instant.now().plusSeconds(1), 10).stream()
+            pending
+                .claim(c, subscription, java.time.Instant.now().plusSeconds(1), 10)
+                .ready()
+                .stream()
                 .map(p -> p.event().id())
                 .toList());
   }
@@ -1074,11 +1078,11 @@ abstract class InboxContract {
           repo.record(c, subscription, event("k", "recent"), "f", java.time.Instant.now());
           return null;
         });
-    InboxRetention retention = new InboxRetention(tx, dialect, Clock.systemUTC());
-    java.time.Instant cutoff = java.time.Instant.now().minus(InboxRetention.DEFAULT_WINDOW);
+    Retention retention = Retention.inbox(tx, dialect, Clock.systemUTC());
+    java.time.Instant cutoff = java.time.Instant.now().minus(Retention.DEFAULT_DEDUP_WINDOW);
     assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);
     assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);
-    assertThat(retention.purge(InboxRetention.DEFAULT_WINDOW, 10)).isEqualTo(5);
+    assertThat(retention.purge(Retention.DEFAULT_DEDUP_WINDOW, 10)).isEqualTo(5);
     assertThat(inboxRows(subscription)).as("the recent row stays").isEqualTo(1);
   }
 

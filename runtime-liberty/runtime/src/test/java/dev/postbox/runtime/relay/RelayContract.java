@@ -1114,7 +1114,7 @@ abstract class RelayContract {
           repo.dispatched(c, ids, longAgo, false);
           return null;
         });
-    Retention retention = new Retention(tx, dialect, Clock.systemUTC());
+    Retention retention = Retention.outbox(tx, dialect, Clock.systemUTC());
     Instant cutoff = Instant.now().minus(Duration.ofDays(7));
     assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);
     assertThat(retention.purgeBatch(cutoff, 10)).isEqualTo(10);

@@ -131,7 +131,7 @@ class DatePartitionsIT {
   @Test
   void theDeletingRetentionHandsOverToTheBuckets() {
     convert();
-    Retention retention = new Retention(tx, dialect, clock);
+    Retention retention = Retention.outbox(tx, dialect, clock);
     record("old");
     settle("old", "DISPATCHED");
     assertThat(retention.purge(Duration.ofDays(1), 100)).isZero(); // no DELETE: buckets instead

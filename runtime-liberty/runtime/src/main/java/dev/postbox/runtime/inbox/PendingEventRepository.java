@@ -1,6 +1,5 @@
 package dev.postbox.runtime.inbox;
 
-import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
 import dev.postbox.spi.Envelope;
@@ -25,18 +24,21 @@ import java.util.Set;
  * head leaves the queue, the next event of its key is promoted in the same transaction. One race
  * remains: a receiver may queue a key's next event while a worker is finishing the head, and
  * neither sees the other's uncommitted row. So whoever commits may have missed the other re-checks
- * after its commit ({@link #promote} in a transaction of its own): of the two re-checks, the later
- * one sees both commits. {@link #sweep} repairs heads lost to a crash between a commit and its
- * re-check. (Long because the queue's claim, head promotion and sweep must be read together: each
- * relies on the others' ordering to keep one event per key in flight.)
+ * after its commit ({@link HeadRecheck}): of the two re-checks, the later one sees both commits.
+ * {@link #sweep} repairs heads lost to a crash between a commit and its re-check. The claim, head
+ * promotion and sweep are kept together: each relies on the others' ordering to keep one event per
+ * key in flight.
  */
-final class PendingEvents {
+final class PendingEventRepository {
 
   /** One queued event, as it was delivered. */
   record Pending(long seq, Envelope event, Map<String, String> metadata, int attempts) {}
 
-  /** A queued row an earlier version accepted that no envelope can hold now. */
-  private record Stale(
+  /**
+   * A queued row an earlier version accepted that no envelope can hold now: the claim leaves it to
+   * the caller to dead-letter, then to {@link #dropStale}.
+   */
+  record Stale(
       long seq,
       String id,
       String key,
@@ -48,21 +50,51 @@ final class PendingEvents {
   /** Keys per IN list when checking for pending events. */
   private static final int IN_CHUNK = 100;
 
+  private static final String ENQUEUE =
+      "INSERT INTO postbox_inbox_pending (subscription, event_id, event_key, event_type, source,"
+          + " subject, content_type, event_time, headers, payload, metadata, attempts,"
+          + " next_attempt_at, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)";
+
+  /** The keys whose events are (true) or are not (false) heads. */
+  private static final String KEYS_WITH_HEAD =
+      "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
+          + " AND event_key IS NOT NULL";
+
+  private static final String KEYS_PENDING =
+      "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ?"
+          + " AND event_key IN (";
+
+  private static final String LEAVE = "DELETE FROM postbox_inbox_pending WHERE seq = ?";
+
+  private static final String FORGET_INBOX_ROW =
+      "DELETE FROM postbox_inbox WHERE subscription = ? AND event_id = ?";
+
+  private static final String MARK_PROCESSED =
+      "UPDATE postbox_inbox SET status = 'PROCESSED', processed_at = ?"
+          + " WHERE subscription = ? AND event_id = ?";
+
+  private static final String COUNT_ATTEMPT =
+      "UPDATE postbox_inbox_pending SET attempts = attempts + 1, last_error = ?,"
+          + " next_attempt_at = ? WHERE seq = ?";
+
+  private static final String ATTEMPTS = "SELECT attempts FROM postbox_inbox_pending WHERE seq = ?";
+
+  private static final String DEPTH =
+      "SELECT COUNT(*) FROM postbox_inbox_pending WHERE subscription = ?";
+
+  private static final String CLAIM_HEADS =
+      "SELECT * FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
+          + " AND next_attempt_at <= ? ORDER BY seq";
+
   private final Dialect dialect;
-  private final InboxRepository letters;
   private final String claimSql;
   private final String promoteSql;
 
-  PendingEvents(Dialect dialect) {
+  PendingEventRepository(Dialect dialect) {
     this.dialect = dialect;
-    this.letters = new InboxRepository(dialect);
     // SKIP LOCKED lets workers pass heads another worker holds. Skipping cannot reorder a key:
     // only heads are candidates, and a key has one head at a time.
-    this.claimSql =
-        "SELECT * FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
-            + " AND next_attempt_at <= ? ORDER BY seq "
-            + dialect.limit()
-            + " FOR UPDATE SKIP LOCKED";
+    this.claimSql = CLAIM_HEADS + dialect.limitSkippingLocked();
     // One statement per key, so that many keys go in one JDBC batch.
     this.promoteSql = dialect.promoteInboxHead();
   }
@@ -91,11 +123,7 @@ final class PendingEvents {
     }
     Set<String> behind = keysWithPending(c, subscription, keys);
     Set<String> seen = new HashSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO postbox_inbox_pending (subscription, event_id, event_key, event_type, source,"
-                + " subject, content_type, event_time, headers, payload, metadata, attempts,"
-                + " next_attempt_at, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)")) {
+    try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       for (int i = 0; i < events.size(); i++) {
         Envelope e = events.get(i);
         ps.setString(1, subscription);
@@ -126,12 +154,7 @@ final class PendingEvents {
     for (int from = 0; from < all.size(); from += IN_CHUNK) {
       List<String> chunk = all.subList(from, Math.min(all.size(), from + IN_CHUNK));
       String marks = String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"));
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ?"
-                  + " AND event_key IN ("
-                  + marks
-                  + ")")) {
+      try (PreparedStatement ps = c.prepareStatement(KEYS_PENDING + marks + ")")) {
         ps.setString(1, subscription);
         for (int i = 0; i < chunk.size(); i++) {
           ps.setString(i + 2, chunk.get(i));
@@ -191,39 +214,31 @@ final class PendingEvents {
    * @return how many heads were restored
    */
   int sweep(Connection c, String subscription) throws SQLException {
+    Set<String> keys = keysWithHead(c, subscription, false);
+    keys.removeAll(keysWithHead(c, subscription, true));
+    return keys.size() - promoteAll(c, subscription, keys).size();
+  }
+
+  private Set<String> keysWithHead(Connection c, String subscription, boolean head)
+      throws SQLException {
     Set<String> keys = new HashSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
-                + " AND event_key IS NOT NULL")) {
+    try (PreparedStatement ps = c.prepareStatement(KEYS_WITH_HEAD)) {
       ps.setString(1, subscription);
-      ps.setBoolean(2, false);
+      ps.setBoolean(2, head);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           keys.add(rs.getString(1));
         }
       }
     }
-    Set<String> withHead = new HashSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
-                + " AND event_key IS NOT NULL")) {
-      ps.setString(1, subscription);
-      ps.setBoolean(2, true);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          withHead.add(rs.getString(1));
-        }
-      }
-    }
-    keys.removeAll(withHead);
-    return keys.size() - promoteAll(c, subscription, keys).size();
+    return keys;
   }
 
+  /** What a claim locked: the runnable heads, and stale rows (see {@link Stale}). */
+  record Claimed(List<Pending> ready, List<Stale> stale) {}
+
   /** Locks up to {@code limit} ready heads of their keys, oldest first; held until the commit. */
-  List<Pending> claim(Connection c, String subscription, Instant now, int limit)
-      throws SQLException {
+  Claimed claim(Connection c, String subscription, Instant now, int limit) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(claimSql)) {
       ps.setString(1, subscription);
       ps.setBoolean(2, true);
@@ -233,78 +248,29 @@ final class PendingEvents {
       List<Stale> stale = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          Map<String, String> headers = StringMapJson.read(rs.getString("headers"));
-          Map<String, String> metadata = StringMapJson.read(rs.getString("metadata"));
-          try {
-            out.add(
-                new Pending(
-                    rs.getLong("seq"),
-                    new Envelope(
-                        rs.getString("event_id"),
-                        rs.getString("source"),
-                        rs.getString("event_type"),
-                        rs.getString("subject"),
-                        rs.getString("event_key"),
-                        dialect.read(rs, "event_time"),
-                        rs.getString("content_type"),
-                        headers,
-                        rs.getBytes("payload")),
-                    metadata,
-                    rs.getInt("attempts")));
-          } catch (InvalidEventException why) {
-            // Queued by an earlier version, before the event rules: never runnable now. It
-            // becomes a MALFORMED letter with its fields, and its key's next event goes on.
-            Map<String, String> raw = new java.util.LinkedHashMap<>();
-            raw.put("ce_id", rs.getString("event_id"));
-            raw.put("ce_type", rs.getString("event_type"));
-            raw.put("ce_source", rs.getString("source"));
-            raw.put("ce_subject", rs.getString("subject"));
-            raw.put("ce_partitionkey", rs.getString("event_key"));
-            raw.put("ce_datacontenttype", rs.getString("content_type"));
-            headers.forEach((k, v) -> raw.put("ce_" + k, v));
-            raw.values().removeIf(java.util.Objects::isNull);
-            stale.add(
-                new Stale(
-                    rs.getLong("seq"),
-                    rs.getString("event_id"),
-                    rs.getString("event_key"),
-                    raw,
-                    rs.getBytes("payload"),
-                    metadata,
-                    why));
-          }
+          PendingRows.read(rs, dialect, out, stale);
         }
       }
-      for (Stale u : stale) {
-        letters.deadLetter(
-            c,
-            subscription,
-            null,
-            DeadLetterReason.MALFORMED,
-            "queued before this version's event rules and not runnable now: "
-                + u.why().getMessage(),
-            1,
-            u.raw(),
-            u.payload(),
-            u.metadata(),
-            now);
-        try (PreparedStatement delete =
-            c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?")) {
-          delete.setLong(1, u.seq());
-          delete.executeUpdate();
-        }
-        try (PreparedStatement forget =
-            c.prepareStatement(
-                "DELETE FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
-          forget.setString(1, subscription);
-          forget.setString(2, u.id());
-          forget.executeUpdate();
-        }
-        if (u.key() != null) {
-          promote(c, subscription, u.key());
-        }
-      }
-      return out;
+      return new Claimed(out, stale);
+    }
+  }
+
+  /**
+   * A stale row, dead-lettered by the caller: it leaves the queue and the inbox, and its key's next
+   * event becomes the head.
+   */
+  void dropStale(Connection c, String subscription, Stale u) throws SQLException {
+    try (PreparedStatement delete = c.prepareStatement(LEAVE)) {
+      delete.setLong(1, u.seq());
+      delete.executeUpdate();
+    }
+    try (PreparedStatement forget = c.prepareStatement(FORGET_INBOX_ROW)) {
+      forget.setString(1, subscription);
+      forget.setString(2, u.id());
+      forget.executeUpdate();
+    }
+    if (u.key() != null) {
+      promote(c, subscription, u.key());
     }
   }
 
@@ -321,12 +287,8 @@ final class PendingEvents {
       return new HashSet<>(); // no statement that never runs (see LeaseManager)
     }
     Set<String> keys = new HashSet<>();
-    try (PreparedStatement delete =
-            c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?");
-        PreparedStatement mark =
-            c.prepareStatement(
-                "UPDATE postbox_inbox SET status = 'PROCESSED', processed_at = ?"
-                    + " WHERE subscription = ? AND event_id = ?")) {
+    try (PreparedStatement delete = c.prepareStatement(LEAVE);
+        PreparedStatement mark = c.prepareStatement(MARK_PROCESSED)) {
       for (Pending p : done) {
         delete.setLong(1, p.seq());
         delete.addBatch();
@@ -350,10 +312,7 @@ final class PendingEvents {
    * @return the attempts so far, or 0 if the event is no longer queued
    */
   int failed(Connection c, Pending p, String error, Instant retryAt) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_inbox_pending SET attempts = attempts + 1, last_error = ?,"
-                + " next_attempt_at = ? WHERE seq = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(COUNT_ATTEMPT)) {
       ps.setString(1, DeadLetterFields.storable(error, 4000));
       dialect.bind(ps, 2, retryAt);
       ps.setLong(3, p.seq());
@@ -361,8 +320,7 @@ final class PendingEvents {
         return 0;
       }
     }
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT attempts FROM postbox_inbox_pending WHERE seq = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(ATTEMPTS)) {
       ps.setLong(1, p.seq());
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getInt(1) : 0;
@@ -379,8 +337,7 @@ final class PendingEvents {
    */
   boolean deadLettered(Connection c, String subscription, Pending p) throws SQLException {
     boolean next = leave(c, subscription, p);
-    try (PreparedStatement ps =
-        c.prepareStatement("DELETE FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(FORGET_INBOX_ROW)) {
       ps.setString(1, subscription);
       ps.setString(2, p.event().id());
       ps.executeUpdate();
@@ -388,28 +345,9 @@ final class PendingEvents {
     return next;
   }
 
-  /**
-   * After a commit, in a transaction of its own: {@link #promote} each key whose next event the
-   * committing side may have missed. A failure is only logged; the workers' sweep repairs it.
-   */
-  void recheck(dev.postbox.runtime.db.Transactions tx, String subscription, Set<String> keys) {
-    if (keys.isEmpty()) {
-      return;
-    }
-    try {
-      tx.inTransaction(c -> promoteAll(c, subscription, keys));
-    } catch (RuntimeException e) {
-      System.getLogger(PendingEvents.class.getName())
-          .log(
-              System.Logger.Level.WARNING,
-              "head re-check failed; the deferred workers' sweep repairs it: " + e);
-    }
-  }
-
   /** Events still waiting for a worker in a subscription. */
   long depth(Connection c, String subscription) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT COUNT(*) FROM postbox_inbox_pending WHERE subscription = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(DEPTH)) {
       ps.setString(1, subscription);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -420,8 +358,7 @@ final class PendingEvents {
 
   /** Removes the event and promotes its key's next; true if there is no re-check to do. */
   private boolean leave(Connection c, String subscription, Pending p) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("DELETE FROM postbox_inbox_pending WHERE seq = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(LEAVE)) {
       ps.setLong(1, p.seq());
       ps.executeUpdate();
     }
