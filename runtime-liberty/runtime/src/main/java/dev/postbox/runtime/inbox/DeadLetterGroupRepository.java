@@ -18,6 +18,13 @@ import java.util.Set;
  */
 final class DeadLetterGroupRepository {
 
+  private static final String OPEN_GROUPS =
+      "SELECT reason, error_class, COUNT(*), MIN(id), MAX(id), MIN(created_at) AS oldest,"
+          + " MAX(created_at) AS newest FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?"
+          + " GROUP BY reason, error_class ORDER BY COUNT(*) DESC, MIN(id)";
+
+  private static final String ERROR_OF = "SELECT error FROM postbox_dead_letter WHERE id = ?";
+
   private final Dialect dialect;
 
   DeadLetterGroupRepository(Dialect dialect) {
@@ -27,11 +34,7 @@ final class DeadLetterGroupRepository {
   /** A subscription's open letters grouped by reason and error class, the largest group first. */
   List<DeadLetterGroup> openGroups(Connection c, String subscription) throws SQLException {
     List<DeadLetterGroup> groups = new ArrayList<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT reason, error_class, COUNT(*), MIN(id), MAX(id), MIN(created_at) AS oldest,"
-                + " MAX(created_at) AS newest FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?"
-                + " GROUP BY reason, error_class ORDER BY COUNT(*) DESC, MIN(id)")) {
+    try (PreparedStatement ps = c.prepareStatement(OPEN_GROUPS)) {
       ps.setString(1, subscription);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -67,8 +70,7 @@ final class DeadLetterGroupRepository {
   }
 
   private String errorOf(Connection c, long id) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT error FROM postbox_dead_letter WHERE id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(ERROR_OF)) {
       ps.setLong(1, id);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;

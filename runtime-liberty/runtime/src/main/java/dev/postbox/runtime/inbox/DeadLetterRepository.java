@@ -23,6 +23,24 @@ import java.util.Optional;
  */
 final class DeadLetterRepository {
 
+  private static final String OPEN_COUNT =
+      "SELECT COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?";
+
+  private static final String OPEN_LETTER_COUNTS =
+      "SELECT subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END, COUNT(*),"
+          + " COUNT(DISTINCT event_key) FROM postbox_dead_letter WHERE status = 'OPEN'"
+          + " GROUP BY subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END";
+
+  private static final String CONFLICTED =
+      "UPDATE postbox_dead_letter SET reason = 'CONFLICT', error = ?, error_class = ?,"
+          + " last_redrive_at = ? WHERE id = ? AND status = 'OPEN'";
+
+  private static final String REDRIVE_FAILED =
+      "UPDATE postbox_dead_letter SET redrives = redrives + 1, last_redrive_at = ? WHERE id = ?";
+
+  private static final String SETTLE_DEAD_LETTER =
+      "UPDATE postbox_dead_letter SET status = ?, settled_at = ? WHERE id = ? AND status = 'OPEN'";
+
   private final Dialect dialect;
 
   DeadLetterRepository(Dialect dialect) {
@@ -98,9 +116,7 @@ final class DeadLetterRepository {
   }
 
   long openCount(Connection c, String subscription) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT COUNT(*) FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(OPEN_COUNT)) {
       ps.setString(1, subscription);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -193,11 +209,7 @@ final class DeadLetterRepository {
    */
   Map<String, InboxHealth.OpenLetters> openLetterCounts(Connection c) throws SQLException {
     Map<String, long[]> counts = new java.util.TreeMap<>();
-    try (PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END, COUNT(*),"
-                    + " COUNT(DISTINCT event_key) FROM postbox_dead_letter WHERE status = 'OPEN'"
-                    + " GROUP BY subscription, CASE WHEN reason = 'PARKED' THEN 1 ELSE 0 END");
+    try (PreparedStatement ps = c.prepareStatement(OPEN_LETTER_COUNTS);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         long[] n = counts.computeIfAbsent(rs.getString(1), s -> new long[3]);
@@ -220,10 +232,7 @@ final class DeadLetterRepository {
    */
   int conflicted(Connection c, long id, String error, Instant now) throws SQLException {
     String stored = DeadLetterFields.storable(error, 4000);
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_dead_letter SET reason = 'CONFLICT', error = ?, error_class = ?,"
-                + " last_redrive_at = ? WHERE id = ? AND status = 'OPEN'")) {
+    try (PreparedStatement ps = c.prepareStatement(CONFLICTED)) {
       ps.setString(1, stored);
       ps.setString(2, DeadLetterFields.errorClass(stored));
       dialect.bind(ps, 3, now);
@@ -234,9 +243,7 @@ final class DeadLetterRepository {
 
   /** An automatic re-drive failed again: count it, and restart the letter's delay. */
   void redriveFailed(Connection c, long id, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_dead_letter SET redrives = redrives + 1, last_redrive_at = ? WHERE id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(REDRIVE_FAILED)) {
       dialect.bind(ps, 1, now);
       ps.setLong(2, id);
       ps.executeUpdate();
@@ -245,9 +252,7 @@ final class DeadLetterRepository {
 
   /** OPEN → REPLAYED or DISCARDED; false if it was not OPEN. */
   boolean settleDeadLetter(Connection c, long id, String status, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_dead_letter SET status = ?, settled_at = ? WHERE id = ? AND status = 'OPEN'")) {
+    try (PreparedStatement ps = c.prepareStatement(SETTLE_DEAD_LETTER)) {
       ps.setString(1, status);
       dialect.bind(ps, 2, now);
       ps.setLong(3, id);

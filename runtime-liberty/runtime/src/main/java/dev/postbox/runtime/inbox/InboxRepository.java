@@ -19,6 +19,18 @@ import java.util.Set;
  */
 final class InboxRepository {
 
+  private static final String DUPLICATES_COUNTED =
+      "SELECT duplicates FROM postbox_inbox_counter WHERE subscription = ?";
+
+  private static final String FINGERPRINT =
+      "SELECT fingerprint FROM postbox_inbox WHERE subscription = ? AND event_id = ?";
+
+  private static final String FAILED_ATTEMPTS =
+      "SELECT attempts FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?";
+
+  private static final String CLEAR_ATTEMPTS =
+      "DELETE FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?";
+
   /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */
   private static final int RETURNING_CHUNK = 1_000;
 
@@ -48,8 +60,7 @@ final class InboxRepository {
 
   /** Duplicates rejected for a subscription since its first delivery; 0 if none. */
   long duplicatesCounted(Connection c, String subscription) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT duplicates FROM postbox_inbox_counter WHERE subscription = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(DUPLICATES_COUNTED)) {
       ps.setString(1, subscription);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong(1) : 0;
@@ -217,9 +228,7 @@ final class InboxRepository {
   /** The fingerprint recorded for an event, if any. */
   Optional<String> fingerprint(Connection c, String subscription, String eventId)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT fingerprint FROM postbox_inbox WHERE subscription = ? AND event_id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(FINGERPRINT)) {
       ps.setString(1, subscription);
       ps.setString(2, eventId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -230,9 +239,7 @@ final class InboxRepository {
 
   /** Failed attempts recorded so far for a delivery; 0 if none. */
   int failedAttempts(Connection c, String subscription, String eventId) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT attempts FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(FAILED_ATTEMPTS)) {
       ps.setString(1, subscription);
       ps.setString(2, eventId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -255,9 +262,7 @@ final class InboxRepository {
   }
 
   void clearAttempts(Connection c, String subscription, String eventId) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "DELETE FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?")) {
+    try (PreparedStatement ps = c.prepareStatement(CLEAR_ATTEMPTS)) {
       ps.setString(1, subscription);
       ps.setString(2, eventId);
       ps.executeUpdate();

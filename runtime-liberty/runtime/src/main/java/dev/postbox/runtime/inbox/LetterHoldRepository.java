@@ -22,6 +22,11 @@ import java.util.Set;
  */
 final class LetterHoldRepository {
 
+  private static final String PARKED_FAILED =
+      "UPDATE postbox_dead_letter SET reason = ?, error = ?, error_class = ?,"
+          + " attempts = attempts + 1, last_redrive_at = ? WHERE id = ? AND status = 'OPEN'"
+          + " AND reason = 'PARKED'";
+
   private final Dialect dialect;
   private final DeadLetterRepository letters;
 
@@ -120,11 +125,7 @@ final class LetterHoldRepository {
   int parkedFailed(Connection c, long id, DeadLetterReason reason, String error, Instant now)
       throws SQLException {
     String stored = DeadLetterFields.storable(error, 4000);
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_dead_letter SET reason = ?, error = ?, error_class = ?,"
-                + " attempts = attempts + 1, last_redrive_at = ? WHERE id = ? AND status = 'OPEN'"
-                + " AND reason = 'PARKED'")) {
+    try (PreparedStatement ps = c.prepareStatement(PARKED_FAILED)) {
       ps.setString(1, reason.name());
       ps.setString(2, stored);
       ps.setString(3, DeadLetterFields.errorClass(stored));

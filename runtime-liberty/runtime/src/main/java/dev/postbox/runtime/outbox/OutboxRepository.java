@@ -24,6 +24,41 @@ import java.util.TreeSet;
  */
 public final class OutboxRepository {
 
+  private static final String INSERT =
+      "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
+          + " source, subject, content_type, headers, payload, event_time, created_at, status,"
+          + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)";
+
+  private static final String INSERT_ALL =
+      "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
+          + " source, subject, content_type, headers, payload, event_time, created_at, status,"
+          + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)";
+
+  private static final String RESCHEDULE =
+      "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?"
+          + " WHERE id = ? AND status = 'PENDING'";
+
+  private static final String FAIL =
+      "UPDATE postbox_outbox SET status = 'FAILED', attempts = ?, last_error = ?,"
+          + " next_attempt_at = ? WHERE id = ? AND status = 'PENDING'";
+
+  private static final String RESUME =
+      "UPDATE postbox_outbox SET next_attempt_at = ? WHERE destination = ?"
+          + " AND status = 'PENDING' AND next_attempt_at > ?";
+
+  private static final String REDRIVE =
+      "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
+          + " redrives = redrives + 1"
+          + " WHERE status = 'FAILED' AND next_attempt_at <= ? AND redrives < ?";
+
+  private static final String RETRY =
+      "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?, last_error = NULL"
+          + " WHERE id = ? AND status = 'FAILED'";
+
+  private static final String DISCARD =
+      "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ?"
+          + " AND (status = 'FAILED' OR (status = 'PENDING' AND attempts > 0))";
+
   static final String PENDING = "PENDING";
   static final String DISPATCHED = "DISPATCHED";
   static final String FAILED = "FAILED";
@@ -64,11 +99,7 @@ public final class OutboxRepository {
 
   /** Inserts an event as PENDING, due now. For applications that write with JDBC. */
   public void insert(Connection c, OutboxEvent e, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
-                + " source, subject, content_type, headers, payload, event_time, created_at, status,"
-                + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)")) {
+    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
       bindInsert(ps, e, now);
       ps.executeUpdate();
     }
@@ -80,11 +111,7 @@ public final class OutboxRepository {
     if (events.isEmpty()) {
       return; // no statement that never runs (see LeaseManager)
     }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
-                + " source, subject, content_type, headers, payload, event_time, created_at, status,"
-                + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)")) {
+    try (PreparedStatement ps = c.prepareStatement(INSERT_ALL)) {
       for (OutboxEvent e : events) {
         bindInsert(ps, e, now);
         ps.addBatch();
@@ -284,10 +311,7 @@ public final class OutboxRepository {
    */
   public void reschedule(Connection c, long id, int attempts, Instant next, String error)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?"
-                + " WHERE id = ? AND status = 'PENDING'")) {
+    try (PreparedStatement ps = c.prepareStatement(RESCHEDULE)) {
       ps.setInt(1, attempts);
       dialect.bind(ps, 2, next);
       ps.setString(3, truncate(error));
@@ -327,10 +351,7 @@ public final class OutboxRepository {
    */
   public void fail(Connection c, long id, int attempts, String error, Instant now)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'FAILED', attempts = ?, last_error = ?,"
-                + " next_attempt_at = ? WHERE id = ? AND status = 'PENDING'")) {
+    try (PreparedStatement ps = c.prepareStatement(FAIL)) {
       ps.setInt(1, attempts);
       ps.setString(2, truncate(error));
       dialect.bind(ps, 3, now);
@@ -344,10 +365,7 @@ public final class OutboxRepository {
    * instead of each waiting out its own back-off. Returns how many.
    */
   public int resume(Connection c, String destination, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET next_attempt_at = ? WHERE destination = ?"
-                + " AND status = 'PENDING' AND next_attempt_at > ?")) {
+    try (PreparedStatement ps = c.prepareStatement(RESUME)) {
       dialect.bind(ps, 1, now);
       ps.setString(2, destination);
       dialect.bind(ps, 3, now);
@@ -420,11 +438,7 @@ public final class OutboxRepository {
    */
   public int redrive(Connection c, Instant failedBefore, int maxTimes, Instant now)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
-                + " redrives = redrives + 1"
-                + " WHERE status = 'FAILED' AND next_attempt_at <= ? AND redrives < ?")) {
+    try (PreparedStatement ps = c.prepareStatement(REDRIVE)) {
       dialect.bind(ps, 1, now);
       dialect.bind(ps, 2, failedBefore);
       ps.setInt(3, maxTimes);
@@ -434,10 +448,7 @@ public final class OutboxRepository {
 
   /** Makes a FAILED row pending again, due now, with its attempts reset; false if not FAILED. */
   public boolean retry(Connection c, long id, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?, last_error = NULL"
-                + " WHERE id = ? AND status = 'FAILED'")) {
+    try (PreparedStatement ps = c.prepareStatement(RETRY)) {
       dialect.bind(ps, 1, now);
       ps.setLong(2, id);
       return ps.executeUpdate() == 1;
@@ -446,10 +457,7 @@ public final class OutboxRepository {
 
   /** Gives up on a FAILED row; its key flows again. False if it was not FAILED. */
   public boolean discard(Connection c, long id, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ?"
-                + " AND (status = 'FAILED' OR (status = 'PENDING' AND attempts > 0))")) {
+    try (PreparedStatement ps = c.prepareStatement(DISCARD)) {
       dialect.bind(ps, 1, now);
       ps.setLong(2, id);
       return ps.executeUpdate() == 1;
