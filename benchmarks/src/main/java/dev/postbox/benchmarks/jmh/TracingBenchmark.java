@@ -1,8 +1,8 @@
 package dev.postbox.benchmarks.jmh;
 
+import dev.postbox.runtime.api.EventTracing;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.jakarta.EventTracing;
-import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.spi.Envelope;
 import dev.postbox.telemetry.PostboxSpans;
 import io.opentelemetry.api.OpenTelemetry;

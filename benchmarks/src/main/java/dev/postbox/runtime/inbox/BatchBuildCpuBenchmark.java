@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;

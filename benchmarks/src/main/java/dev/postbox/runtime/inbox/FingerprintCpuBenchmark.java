@@ -37,7 +37,7 @@ public class FingerprintCpuBenchmark {
 
   @Benchmark
   public String payloadFingerprint() {
-    return InboxProcessor.fingerprint(event.payload());
+    return dev.postbox.runtime.common.Fingerprint.of(event.payload());
   }
 
   @Benchmark

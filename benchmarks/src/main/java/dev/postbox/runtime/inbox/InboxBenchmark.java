@@ -3,6 +3,7 @@ package dev.postbox.runtime.inbox;
 import dev.postbox.benchmarks.PostgresSchema;
 import dev.postbox.benchmarks.Report;
 import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Consumer;

@@ -214,7 +214,8 @@ public final class RetentionBenchmark {
 
     Load(PostgresSchema db, InboxRepository repo) {
       byte[] payload = "{\"orderId\":1}".getBytes(StandardCharsets.UTF_8);
-      List<String> fingerprints = Collections.nCopies(BATCH, InboxProcessor.fingerprint(payload));
+      List<String> fingerprints =
+          Collections.nCopies(BATCH, dev.postbox.runtime.common.Fingerprint.of(payload));
       for (int t = 0; t < LOADERS; t++) {
         Thread thread =
             new Thread(

@@ -8,10 +8,10 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import dev.postbox.runtime.jakarta.EventHandler;
-import dev.postbox.runtime.jakarta.Handles;
-import dev.postbox.runtime.jakarta.Idempotent;
-import dev.postbox.runtime.jakarta.JsonEventHandler;
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.Handles;
+import dev.postbox.runtime.api.Idempotent;
+import dev.postbox.runtime.api.JsonEventHandler;
 import org.junit.jupiter.api.Test;
 
 class ArchitectureTest {

@@ -1,6 +1,6 @@
 package dev.postbox.reactive;
 
-import dev.postbox.runtime.jakarta.EventHandler;
+import dev.postbox.runtime.api.EventHandler;
 import dev.postbox.spi.Envelope;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.lang.System.Logger.Level;

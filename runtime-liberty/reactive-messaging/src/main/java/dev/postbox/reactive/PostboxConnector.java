@@ -1,7 +1,7 @@
 package dev.postbox.reactive;
 
+import dev.postbox.runtime.api.InboxChannels;
 import dev.postbox.runtime.api.Outbox;
-import dev.postbox.runtime.jakarta.InboxChannels;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

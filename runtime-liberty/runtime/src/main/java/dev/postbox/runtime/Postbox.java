@@ -1,8 +1,10 @@
 package dev.postbox.runtime;
 
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.api.OutboxOperations;
+import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Durability;
@@ -11,11 +13,9 @@ import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import dev.postbox.runtime.inbox.InboxEngine;
 import dev.postbox.runtime.inbox.InboxHandler;
-import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.Partitioner;
 import dev.postbox.runtime.relay.OutboxEngine;
-import dev.postbox.runtime.relay.RelayListener;
 import dev.postbox.runtime.retention.DatePartitions;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;

@@ -27,8 +27,8 @@ class ArchitectureTest {
   /** Every package but the Jakarta wiring: plain Java, tested without a container. */
   private static final String[] ENGINE = {
     "dev.postbox.runtime",
-    "dev.postbox.runtime.api..",
     "dev.postbox.runtime.checkpoint..",
+    "dev.postbox.runtime.common..",
     "dev.postbox.runtime.db..",
     "dev.postbox.runtime.dedup..",
     "dev.postbox.runtime.idempotency..",
@@ -49,6 +49,27 @@ class ArchitectureTest {
         .resideInAnyPackage(
             "jakarta..", "org.eclipse.microprofile..", "dev.postbox.runtime.jakarta..")
         .because("the engine is plain Java; the Jakarta wiring is a thin layer on top of it")
+        .check(RUNTIME);
+  }
+
+  @Test
+  void theApiStandsOnTheSpiAndJavaAlone() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes()
+        .that()
+        .resideInAPackage("dev.postbox.runtime.api..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(
+            "dev.postbox.runtime.api..",
+            "dev.postbox.spi..",
+            "java..",
+            // the handler's JSON decoding, and the binding annotation of @Idempotent
+            "jakarta.json.bind..",
+            "jakarta.interceptor..",
+            "jakarta.ws.rs..")
+        .because(
+            "the public API is what an application compiles against: it must not drag in the"
+                + " engine, the Jakarta wiring or a container API beyond the annotations it carries")
         .check(RUNTIME);
   }
 
@@ -201,6 +222,52 @@ class ArchitectureTest {
         .because(
             "SQL lives behind one storage seam: a repository per table group, the dialect's"
                 + " differences, the migrations and the date partitions")
+        .check(RUNTIME);
+  }
+
+  @Test
+  void aTypeOutsideTheApiIsPublicOnlyWhereJavaRequiresIt() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes()
+        .that()
+        .arePublic()
+        .and()
+        .areTopLevelClasses()
+        .and()
+        .resideOutsideOfPackage("dev.postbox.runtime.api..")
+        .should(
+            new com.tngtech.archunit.lang.ArchCondition<com.tngtech.archunit.core.domain.JavaClass>(
+                "be used from another runtime package, or be a bean the container instantiates") {
+              @Override
+              public void check(
+                  com.tngtech.archunit.core.domain.JavaClass c,
+                  com.tngtech.archunit.lang.ConditionEvents events) {
+                boolean usedElsewhere =
+                    c.getDirectDependenciesToSelf().stream()
+                        .anyMatch(
+                            d -> !d.getOriginClass().getPackageName().equals(c.getPackageName()));
+                boolean bean =
+                    c.getPackageName().equals("dev.postbox.runtime.jakarta")
+                        && c.getAnnotations().stream()
+                            .map(a -> a.getRawType().getPackageName())
+                            .anyMatch(
+                                p -> p.startsWith("jakarta.") || p.startsWith("org.eclipse."));
+                // crash points: test code in other modules implements it, through ServiceLoader
+                boolean testHook =
+                    c.isEquivalentTo(dev.postbox.runtime.checkpoint.CheckpointListener.class);
+                if (!usedElsewhere && !bean && !testHook) {
+                  events.add(
+                      com.tngtech.archunit.lang.SimpleConditionEvent.violated(
+                          c,
+                          c.getName()
+                              + " is public, but no other runtime package uses it: make it"
+                              + " package-private, or move it to dev.postbox.runtime.api if"
+                              + " applications use it"));
+                }
+              }
+            })
+        .because(
+            "the public surface is dev.postbox.runtime.api; the rest is public only where"
+                + " another package of the runtime needs it")
         .check(RUNTIME);
   }
 }

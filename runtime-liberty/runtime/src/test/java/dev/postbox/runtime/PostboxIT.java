@@ -54,16 +54,16 @@ class PostboxIT {
             .settings(onKafka("postbox.poll-interval", "100ms"))
             .dataSource(db.dataSource())
             .relayListener(
-                new dev.postbox.runtime.relay.RelayListener() {
+                new dev.postbox.runtime.api.RelayListener() {
                   @Override
-                  public void publishing(List<dev.postbox.runtime.outbox.OutboxRow> batch) {
+                  public void publishing(List<dev.postbox.runtime.api.OutboxRow> batch) {
                     batch.forEach(r -> heard.add("publishing " + r.eventId()));
                     throw new IllegalStateException("a broken listener");
                   }
 
                   @Override
                   public void published(
-                      List<dev.postbox.runtime.outbox.OutboxRow> rows, java.time.Instant at) {
+                      List<dev.postbox.runtime.api.OutboxRow> rows, java.time.Instant at) {
                     rows.forEach(r -> heard.add("published " + r.eventId()));
                     throw new IllegalStateException("a broken listener");
                   }

@@ -1,8 +1,8 @@
 package dev.postbox.telemetry;
 
+import dev.postbox.runtime.api.EventTracing;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.jakarta.EventTracing;
-import dev.postbox.runtime.relay.RelayListener;
+import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.spi.Envelope;
 import io.opentelemetry.api.OpenTelemetry;
 import jakarta.annotation.PostConstruct;

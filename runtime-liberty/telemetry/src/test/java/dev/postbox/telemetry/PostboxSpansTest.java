@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.spi.Envelope;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;

@@ -2,8 +2,8 @@ package dev.postbox.payments.notifications;
 
 import dev.postbox.payments.payments.Accounts;
 import dev.postbox.payments.payments.PaymentReceived;
-import dev.postbox.runtime.jakarta.Handles;
-import dev.postbox.runtime.jakarta.JsonEventHandler;
+import dev.postbox.runtime.api.Handles;
+import dev.postbox.runtime.api.JsonEventHandler;
 import dev.postbox.spi.Envelope;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;

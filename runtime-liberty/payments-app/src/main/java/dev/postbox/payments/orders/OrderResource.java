@@ -1,7 +1,7 @@
 package dev.postbox.payments.orders;
 
 import dev.postbox.admin.ApiError;
-import dev.postbox.runtime.jakarta.Idempotent;
+import dev.postbox.runtime.api.Idempotent;
 import jakarta.enterprise.context.RequestScoped;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.Consumes;

@@ -2,10 +2,10 @@ package dev.postbox.payments.payments;
 
 import dev.postbox.payments.Json;
 import dev.postbox.payments.orders.OrderCaptured;
+import dev.postbox.runtime.api.Handles;
+import dev.postbox.runtime.api.JsonEventHandler;
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.jakarta.Handles;
-import dev.postbox.runtime.jakarta.JsonEventHandler;
 import dev.postbox.spi.Envelope;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;

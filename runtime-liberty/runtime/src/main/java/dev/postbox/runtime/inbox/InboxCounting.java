@@ -2,6 +2,7 @@ package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.InboxCounts;
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.spi.Envelope;
 import java.util.concurrent.atomic.AtomicLong;
 

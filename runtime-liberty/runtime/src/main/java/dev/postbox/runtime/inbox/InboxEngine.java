@@ -1,5 +1,6 @@
 package dev.postbox.runtime.inbox;
 
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.InboxSubscription;
 import dev.postbox.runtime.db.Dialect;

@@ -1,6 +1,7 @@
 package dev.postbox.runtime.inbox;
 
 import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.checkpoint.Checkpoint;
 import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.db.Dialect;

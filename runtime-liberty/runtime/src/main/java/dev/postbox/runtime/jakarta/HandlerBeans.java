@@ -1,6 +1,10 @@
 package dev.postbox.runtime.jakarta;
 
 import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.EventTracing;
+import dev.postbox.runtime.api.Handles;
+import dev.postbox.runtime.api.InboxChannels;
 import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.runtime.inbox.InboxEngine;
 import dev.postbox.spi.Envelope;

@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.api.Idempotent;
 import dev.postbox.runtime.common.Fingerprint;
 import jakarta.annotation.Priority;
 import jakarta.inject.Inject;

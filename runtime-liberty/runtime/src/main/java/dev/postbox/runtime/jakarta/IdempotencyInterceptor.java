@@ -1,5 +1,6 @@
 package dev.postbox.runtime.jakarta;
 
+import dev.postbox.runtime.api.Idempotent;
 import dev.postbox.runtime.checkpoint.Checkpoint;
 import dev.postbox.runtime.checkpoint.Checkpoints;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;

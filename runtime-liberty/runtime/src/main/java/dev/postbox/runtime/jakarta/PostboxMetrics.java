@@ -2,9 +2,9 @@ package dev.postbox.runtime.jakarta;
 
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.inbox.InboxHealth;
-import dev.postbox.runtime.inbox.InboxListener;
 import dev.postbox.runtime.inbox.RunningSubscription;
 import dev.postbox.runtime.relay.OutboxEngine;
 import dev.postbox.spi.Envelope;

@@ -2,6 +2,8 @@ package dev.postbox.runtime.jakarta;
 
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.PostboxSettings;
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.EventTracing;
 import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;

@@ -4,6 +4,7 @@ import dev.postbox.runtime.api.FailedFilter;
 import dev.postbox.runtime.api.FailedRow;
 import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.StringMapJson;
 import java.sql.Connection;

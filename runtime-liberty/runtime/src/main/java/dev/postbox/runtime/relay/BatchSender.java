@@ -1,8 +1,8 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.runtime.checkpoint.Checkpoint;
 import dev.postbox.runtime.checkpoint.Checkpoints;
-import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.spi.BatchPublishException;
 import dev.postbox.spi.Batches;
 import dev.postbox.spi.BrokerException;

@@ -1,10 +1,11 @@
 package dev.postbox.runtime.relay;
 
 import dev.postbox.runtime.api.BrokerOutage;
+import dev.postbox.runtime.api.OutboxRow;
+import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
-import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.Publisher;
 import java.lang.System.Logger.Level;

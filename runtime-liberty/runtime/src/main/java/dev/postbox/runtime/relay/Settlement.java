@@ -1,7 +1,8 @@
 package dev.postbox.runtime.relay;
 
+import dev.postbox.runtime.api.OutboxRow;
+import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.outbox.OutboxRepository;
-import dev.postbox.runtime.outbox.OutboxRow;
 import dev.postbox.spi.BrokerException;
 import java.lang.System.Logger.Level;
 import java.sql.Connection;

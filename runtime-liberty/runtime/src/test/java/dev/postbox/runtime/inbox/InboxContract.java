@@ -9,6 +9,7 @@ import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.DeadLetter;
 import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
 import dev.postbox.runtime.api.UnprocessableEventException;

@@ -3,6 +3,7 @@ package dev.postbox.runtime.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;

@@ -2,7 +2,7 @@ package dev.postbox.runtime.relay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.postbox.runtime.outbox.OutboxRow;
+import dev.postbox.runtime.api.OutboxRow;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,9 +1,9 @@
 package dev.postbox.runtime.jakarta.it;
 
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.Handles;
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.jakarta.EventHandler;
-import dev.postbox.runtime.jakarta.Handles;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

@@ -50,7 +50,7 @@ public class OutboxItResource {
   @POST
   @Path("/idempotent")
   @Produces(MediaType.TEXT_PLAIN)
-  @dev.postbox.runtime.jakarta.Idempotent
+  @dev.postbox.runtime.api.Idempotent
   public Response idempotent(@QueryParam("inner") String inner) {
     String id = "requires-new".equals(inner) ? work.recordOneInANewTransaction() : work.recordOne();
     return Response.status(201).entity(id).build();

@@ -1,7 +1,7 @@
 package dev.postbox.runtime.jakarta.it;
 
-import dev.postbox.runtime.jakarta.EventHandler;
-import dev.postbox.runtime.jakarta.Handles;
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.Handles;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

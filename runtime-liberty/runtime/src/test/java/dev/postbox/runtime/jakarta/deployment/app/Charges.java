@@ -1,8 +1,8 @@
 package dev.postbox.runtime.jakarta.deployment.app;
 
+import dev.postbox.runtime.api.EventHandler;
+import dev.postbox.runtime.api.Handles;
 import dev.postbox.runtime.api.UnprocessableEventException;
-import dev.postbox.runtime.jakarta.EventHandler;
-import dev.postbox.runtime.jakarta.Handles;
 import dev.postbox.spi.Envelope;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;

@@ -1,7 +1,5 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
-import dev.postbox.runtime.api.OutboxEvent;
-import dev.postbox.runtime.relay.RelayListener;
 import dev.postbox.spi.Envelope;
 import java.util.function.Function;
 

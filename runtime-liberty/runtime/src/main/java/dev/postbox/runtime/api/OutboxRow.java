@@ -1,4 +1,4 @@
-package dev.postbox.runtime.outbox;
+package dev.postbox.runtime.api;
 
 import dev.postbox.spi.Envelope;
 import java.time.Instant;

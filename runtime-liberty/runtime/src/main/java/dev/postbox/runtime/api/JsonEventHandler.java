@@ -1,7 +1,5 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
-import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.spi.Envelope;
 import jakarta.json.bind.Jsonb;
 import jakarta.json.bind.JsonbBuilder;

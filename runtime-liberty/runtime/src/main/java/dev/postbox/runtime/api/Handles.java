@@ -1,4 +1,4 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;

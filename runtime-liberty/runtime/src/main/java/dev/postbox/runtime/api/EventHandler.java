@@ -1,4 +1,4 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
 import dev.postbox.spi.Envelope;
 

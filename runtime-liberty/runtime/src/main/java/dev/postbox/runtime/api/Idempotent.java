@@ -1,4 +1,4 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
 import jakarta.interceptor.InterceptorBinding;
 import jakarta.ws.rs.NameBinding;

@@ -1,6 +1,5 @@
-package dev.postbox.runtime.inbox;
+package dev.postbox.runtime.api;
 
-import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.spi.Envelope;
 
 /** Hears what the inbox did, for metrics. Called on consumer threads; keep it cheap. */

@@ -1,10 +1,8 @@
-package dev.postbox.runtime.jakarta;
+package dev.postbox.runtime.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.postbox.runtime.api.DeadLetterReason;
-import dev.postbox.runtime.api.UnprocessableEventException;
 import dev.postbox.spi.Envelope;
 import java.util.ArrayList;
 import java.util.List;

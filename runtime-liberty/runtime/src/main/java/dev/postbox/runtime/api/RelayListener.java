@@ -1,6 +1,5 @@
-package dev.postbox.runtime.relay;
+package dev.postbox.runtime.api;
 
-import dev.postbox.runtime.outbox.OutboxRow;
 import java.time.Instant;
 import java.util.List;
 
