@@ -1,10 +1,8 @@
 package dev.postbox.runtime;
 
-import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.api.OutboxOperations;
-import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.db.DataAccessException;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Durability;
@@ -12,7 +10,6 @@ import dev.postbox.runtime.db.Migrations;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import dev.postbox.runtime.inbox.InboxEngine;
-import dev.postbox.runtime.inbox.InboxHandler;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import dev.postbox.runtime.outbox.Partitioner;
 import dev.postbox.runtime.relay.OutboxEngine;
@@ -34,9 +31,7 @@ import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -53,9 +48,6 @@ import javax.sql.DataSource;
  * ...
  * postbox.close();
  * }</pre>
- *
- * <p>(Over 300 lines with its {@link Builder}: each of the builder's inputs is a documented
- * method.)
  */
 public final class Postbox implements AutoCloseable {
 
@@ -78,7 +70,7 @@ public final class Postbox implements AutoCloseable {
   private OutboxEngine outbox;
   private InboxEngine inbox;
 
-  private Postbox(Builder b) {
+  Postbox(PostboxBuilder b) {
     this.settings = Objects.requireNonNull(b.settings, "settings");
     this.dataSource = Objects.requireNonNull(b.dataSource, "dataSource");
     this.tx = b.transactions != null ? b.transactions : Transactions.jdbc(dataSource);
@@ -89,121 +81,11 @@ public final class Postbox implements AutoCloseable {
   }
 
   /** Starts assembling a Postbox. */
-  public static Builder builder() {
-    return new Builder();
+  public static PostboxBuilder builder() {
+    return new PostboxBuilder();
   }
 
-  /** What {@link #builder()} takes; only settings and the data source are required. */
-  public static final class Builder {
-    private PostboxSettings settings;
-    private DataSource dataSource;
-    private Transactions transactions;
-    private Broker broker;
-    private Clock clock = Clock.systemUTC();
-    private ScheduledExecutorService scheduler;
-    private ThreadFactory threadFactory = Executors.defaultThreadFactory();
-    private RelayListener relayListener = RelayListener.NONE;
-    private Function<String, InboxListener> inboxListeners = s -> InboxListener.NONE;
-    private final List<InboxEngine.Registration> registrations = new ArrayList<>();
-
-    private Builder() {}
-
-    /** The {@code postbox.*} configuration, see {@link PostboxSettings#parse}. */
-    public Builder settings(PostboxSettings settings) {
-      this.settings = settings;
-      return this;
-    }
-
-    /** The data source that holds the outbox, the inbox and the application's own tables. */
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = dataSource;
-      return this;
-    }
-
-    /** How Postbox runs its own transactions; local JDBC transactions if not given. */
-    public Builder transactions(Transactions transactions) {
-      this.transactions = transactions;
-      return this;
-    }
-
-    /**
-     * The broker, already open (the caller closes it); if not given, Postbox opens the adapter the
-     * settings name ({@code postbox.broker}) and closes it.
-     */
-    public Builder broker(Broker broker) {
-      this.broker = broker;
-      return this;
-    }
-
-    public Builder clock(Clock clock) {
-      this.clock = Objects.requireNonNull(clock);
-      return this;
-    }
-
-    /** For timed work (leases, polls, lag, retention); a pool of its own if not given. */
-    public Builder scheduler(ScheduledExecutorService scheduler) {
-      this.scheduler = scheduler;
-      return this;
-    }
-
-    /** Makes the relay's workers and the inbox's loop and worker threads. */
-    public Builder threadFactory(ThreadFactory threadFactory) {
-      this.threadFactory = Objects.requireNonNull(threadFactory);
-      return this;
-    }
-
-    /** Hears what the relay does (metrics). */
-    public Builder relayListener(RelayListener listener) {
-      this.relayListener = Objects.requireNonNull(listener);
-      return this;
-    }
-
-    /** Gives each subscription, by name, a listener that hears what its inbox does (metrics). */
-    public Builder inboxListeners(Function<String, InboxListener> listeners) {
-      this.inboxListeners = Objects.requireNonNull(listeners);
-      return this;
-    }
-
-    /** Runs an inbox subscription: a consumer loop whose events go to the handler. */
-    public Builder subscribe(InboxEngine.Registration registration) {
-      registrations.add(Objects.requireNonNull(registration));
-      return this;
-    }
-
-    /** Runs each of the subscriptions. */
-    public Builder subscribeAll(java.util.Collection<InboxEngine.Registration> all) {
-      all.forEach(this::subscribe);
-      return this;
-    }
-
-    /** Shorthand for {@link #subscribe(InboxEngine.Registration)}; no types takes every type. */
-    public Builder subscribe(
-        String destination, String group, Set<String> types, InboxHandler handler) {
-      return subscribe(new InboxEngine.Registration(destination, group, types, handler));
-    }
-
-    /**
-     * Checks the database, applies the migrations (unless {@code postbox.migrate=false}), opens the
-     * broker, and starts the relay and the inbox loops. Whatever fails is closed again before the
-     * error is thrown.
-     */
-    public Postbox start() {
-      Postbox p = new Postbox(this);
-      try {
-        p.start(this);
-      } catch (RuntimeException | Error e) {
-        try {
-          p.close();
-        } catch (RuntimeException | Error closing) {
-          e.addSuppressed(closing);
-        }
-        throw e;
-      }
-      return p;
-    }
-  }
-
-  private void start(Builder b) {
+  void start(PostboxBuilder b) {
     dialect = settings.migrate() ? Migrations.migrate(dataSource) : Migrations.dialect(dataSource);
     if (settings.datePartitions() != null) {
       if (settings.migrate()) {

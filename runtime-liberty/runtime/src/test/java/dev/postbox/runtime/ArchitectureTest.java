@@ -197,14 +197,11 @@ class ArchitectureTest {
   @Test
   void jdbcStatementsLiveBehindTheStorageSeam() {
     java.util.Set<String> seam =
-        java.util.Set.of(
-            "dev.postbox.runtime.db.Dialect",
-            "dev.postbox.runtime.db.Migrations",
-            "dev.postbox.runtime.retention.DatePartitions");
+        java.util.Set.of("dev.postbox.runtime.db.Dialect", "dev.postbox.runtime.db.Migrations");
     com.tngtech.archunit.base.DescribedPredicate<com.tngtech.archunit.core.domain.JavaClass>
         behindTheSeam =
             com.tngtech.archunit.base.DescribedPredicate.describe(
-                "a *Repository, Dialect, Migrations or DatePartitions",
+                "a *Repository, Dialect or Migrations",
                 c -> {
                   String top = c.getName().replaceFirst("\\$.*", "");
                   return top.endsWith("Repository") || seam.contains(top);
@@ -221,7 +218,7 @@ class ArchitectureTest {
                             .contains(call.getName())))
         .because(
             "SQL lives behind one storage seam: a repository per table group, the dialect's"
-                + " differences, the migrations and the date partitions")
+                + " differences and the migrations")
         .check(RUNTIME);
   }
 

@@ -9,18 +9,17 @@ import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Collections;
-import java.util.List;
 import java.util.Locale;
 
 /**
  * What differs between the databases Postbox supports, in one place per database: row-limit syntax,
  * claim locking, bounded deletes, insert-if-absent and upserts, how timestamps are bound, and the
- * settings that decide durability. Each statement that differs is a named member, overridden per
- * database; no class outside this one switches on the dialect (reading a driver's SQL states and
- * error codes, in the inbox's failure handling, and PostgreSQL's LISTEN connection, in the relay's
- * notifications, are not SQL and stay with their features). Every statement is parameterised; only
- * fixed SQL fragments differ. (Longer than most classes here, because every statement that differs
- * between the databases lives in it.)
+ * settings that decide durability ({@link DurabilityRepository} reads them). Each statement that
+ * differs is a named member, overridden per database; no class outside this one switches on the
+ * dialect (reading a driver's SQL states and error codes, in the inbox's failure handling, and
+ * PostgreSQL's LISTEN connection, in the relay's notifications, are not SQL and stay with their
+ * features). Every statement is parameterised; only fixed SQL fragments differ. (Over 400 lines: a
+ * lookup table, one row of statements per database, which is the point of keeping it in one place.)
  */
 public enum Dialect {
   POSTGRESQL("postgresql", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
@@ -106,22 +105,6 @@ public enum Dialect {
       // holds no rows itself) this deletes nothing rather than rows of other buckets
       return "DELETE FROM postbox_inbox WHERE ctid = ANY(ARRAY(SELECT ctid FROM ONLY"
           + " postbox_inbox WHERE received_at < ? AND status = 'PROCESSED' LIMIT ?))";
-    }
-
-    @Override
-    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
-      if ("off".equals(show(c, "SHOW fsync"))) {
-        weak.add(
-            "PostgreSQL fsync=off: an OS crash or power failure can lose or corrupt committed"
-                + " data; set fsync=on in postgresql.conf");
-      }
-      if ("off".equals(show(c, "SHOW synchronous_commit"))) {
-        weak.add(
-            "PostgreSQL synchronous_commit=off (for this server, database or role): a crash of"
-                + " the database server or the OS, or a power failure, loses the last acknowledged"
-                + " commits (a crash of this application does not); set it to on, e.g. ALTER ROLE"
-                + " <user> RESET synchronous_commit");
-      }
     }
   },
   MARIADB("mariadb", "LIMIT ?", "FOR UPDATE") {
@@ -214,20 +197,6 @@ public enum Dialect {
     public boolean defaultsToRepeatableRead() {
       return true;
     }
-
-    @Override
-    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
-      String flush = show(c, "SELECT @@innodb_flush_log_at_trx_commit");
-      // 1 flushes at every commit; MariaDB's 3 does too, through group commit.
-      if (flush != null && !"1".equals(flush) && !"3".equals(flush)) {
-        weak.add(
-            "MariaDB innodb_flush_log_at_trx_commit="
-                + flush
-                + ": an OS crash or power failure (with 0 also a crash of the database server)"
-                + " loses the last acknowledged commits (a crash of this application does not);"
-                + " set innodb_flush_log_at_trx_commit=1");
-      }
-    }
   },
   H2("h2", "FETCH FIRST ? ROWS ONLY", "FOR UPDATE") {
     @Override
@@ -276,33 +245,6 @@ public enum Dialect {
     public String deleteProcessedInboxBatch() {
       return "DELETE FROM postbox_inbox WHERE received_at < ? AND status = 'PROCESSED'"
           + " FETCH FIRST ? ROWS ONLY";
-    }
-
-    @Override
-    void readDurability(Connection c, List<String> unsafe, List<String> weak) throws SQLException {
-      String url = String.valueOf(c.getMetaData().getURL());
-      if (url.toLowerCase(Locale.ROOT).startsWith("jdbc:h2:mem:")) {
-        unsafe.add(
-            "H2 in-memory database ("
-                + url
-                + "): every committed transaction is gone when the process ends; use a file"
-                + " database, e.g. jdbc:h2:./data/app;WRITE_DELAY=0");
-        return;
-      }
-      long delay = h2Setting(c, "WRITE_DELAY", 500);
-      if (delay > 0) {
-        unsafe.add(
-            "H2 WRITE_DELAY="
-                + delay
-                + ": H2 acknowledges a commit up to "
-                + delay
-                + " ms before it writes it, so a process crash loses acknowledged commits;"
-                + " add ;WRITE_DELAY=0 to the JDBC URL");
-      }
-      weak.add(
-          "H2 does not fsync per commit: a commit survives a process crash, but an OS crash"
-              + " or power failure can lose the last ones; use PostgreSQL or MariaDB where"
-              + " that matters");
     }
   };
 
@@ -509,29 +451,8 @@ public enum Dialect {
     return false;
   }
 
-  /**
-   * Reads the database's settings that decide whether an acknowledged commit survives a crash:
-   * those that lose one on a process crash go to {@code unsafe}, those that lose one only on an OS
-   * crash or power failure to {@code weak}. See {@link Durability}.
-   */
-  abstract void readDurability(Connection c, List<String> unsafe, List<String> weak)
-      throws SQLException;
-
-  private static long h2Setting(Connection c, String name, long orElse) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = ?")) {
-      ps.setString(1, name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Long.parseLong(rs.getString(1).trim()) : orElse;
-      }
-    }
-  }
-
-  private static String show(Connection c, String sql) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql);
-        ResultSet rs = ps.executeQuery()) {
-      return rs.next() ? String.valueOf(rs.getString(1)).trim().toLowerCase(Locale.ROOT) : null;
-    }
+  /** The reading of this database's durability settings. */
+  DurabilityRepository durabilitySettings() {
+    return DurabilityRepository.valueOf(name());
   }
 }

@@ -45,7 +45,7 @@ public record Durability(Level level, List<String> findings) {
   public static Durability of(Connection c, Dialect dialect) throws SQLException {
     List<String> unsafe = new ArrayList<>();
     List<String> weak = new ArrayList<>();
-    dialect.readDurability(c, unsafe, weak);
+    dialect.durabilitySettings().read(c, unsafe, weak);
     List<String> findings = new ArrayList<>(unsafe);
     findings.addAll(weak);
     Level level =

@@ -38,8 +38,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * linear probing with backward-shift deletion) whose slots hold a ring position and 18 bits of the
  * id's hash, its home slot among them: a probe for an id not held almost never reads the ring, and
  * a deletion never does. Expiry walks the ring from its oldest end. About 29 bytes per id at 10
- * million ids. (Long because it is a data structure of its own: an open-addressing table and a
- * ring, kept consistent under one lock, with their resizing and expiry.)
+ * million ids. (Over 400 lines: a data structure of its own, an open-addressing table and a ring,
+ * kept consistent under one lock, with their resizing and expiry.)
  */
 public final class DedupFront {
 

@@ -5,11 +5,8 @@ import dev.postbox.runtime.api.DeadLetterGroup;
 import dev.postbox.runtime.api.DeadLetterReason;
 import dev.postbox.runtime.api.NotReplayableException;
 import dev.postbox.runtime.api.ReplayResult;
-import dev.postbox.runtime.common.Fingerprint;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
-import dev.postbox.spi.Envelope;
-import dev.postbox.spi.InvalidEventException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,6 +31,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
   private final Clock clock;
   private final Duration dedupWindow;
   private final boolean sequenced;
+  private final LetterReplay replay;
 
   /** Letters of a subscription whose inbox rows are never purged (no dedup window to respect). */
   public DeadLetters(
@@ -79,6 +77,9 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
     this.handler = handler;
     this.clock = clock;
     this.dedupWindow = dedupWindow;
+    this.replay =
+        new LetterReplay(
+            tx, repo, letters, holds, subscription, handler, clock, dedupWindow, sequenced);
   }
 
   /** How many dead letters of this subscription are open. */
@@ -125,7 +126,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
    * mode, the parked letters behind it are replayed after it, in order.
    */
   public boolean replay(long id, boolean force) {
-    Replayed r = replayOne(id, force);
+    LetterReplay.Replayed r = replay.replayOne(id, force);
     if (sequenced && r.key() != null) {
       release(r.key());
     }
@@ -133,100 +134,6 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
       throw new NotReplayableException(r.conflict());
     }
     return r.ran();
-  }
-
-  /**
-   * @param conflict why the letter became a CONFLICT letter instead (its event was processed under
-   *     its id with another payload), or null
-   */
-  private record Replayed(boolean ran, String key, String conflict) {}
-
-  private Replayed replayOne(long id, boolean force) {
-    return tx.inTransaction(
-        c -> {
-          DeadLetter dl =
-              letters
-                  .deadLetter(c, id, true)
-                  .orElseThrow(() -> new NotReplayableException("no dead letter " + id));
-          if (!"OPEN".equals(dl.status()) || !dl.subscription().equals(subscription)) {
-            throw new NotReplayableException(
-                "dead letter " + id + " is " + dl.status() + " in " + dl.subscription());
-          }
-          if (!dl.replayable()) {
-            throw new NotReplayableException(
-                "dead letter " + id + " (" + dl.reason() + ") holds no whole event to replay");
-          }
-          if (sequenced && dl.key() != null) {
-            Optional<DeadLetter> earlier = holds.firstHolding(c, subscription, dl.key(), id);
-            if (earlier.isPresent()) {
-              throw new NotReplayableException(
-                  "dead letter "
-                      + id
-                      + " waits behind dead letter "
-                      + earlier.get().id()
-                      + " of key '"
-                      + dl.key()
-                      + "' (sequenced subscription): replay or discard that one first");
-            }
-          }
-          if (!force && dl.reason() == DeadLetterReason.CONFLICT) {
-            throw new NotReplayableException(
-                "dead letter "
-                    + id
-                    + " is a CONFLICT: its payload differs from the one processed under event id "
-                    + dl.eventId()
-                    + "; replaying it runs this conflicting payload if the inbox no longer"
-                    + " remembers the id. Replay it only deliberately (force)");
-          }
-          if (!force
-              && dedupWindow != null
-              && dl.createdAt().isBefore(clock.instant().minus(dedupWindow))) {
-            throw new NotReplayableException(
-                "dead letter "
-                    + id
-                    + " is older than the dedup window ("
-                    + dedupWindow
-                    + "): the inbox no longer knows whether event "
-                    + dl.eventId()
-                    + " was processed meanwhile. Replay it only deliberately (force)");
-          }
-          Envelope e;
-          try {
-            e = dl.envelope();
-          } catch (InvalidEventException stale) {
-            throw new NotReplayableException(
-                "dead letter "
-                    + id
-                    + " holds an event stored before this version's event rules, which no broker"
-                    + " or database stage carries now ("
-                    + stale.getMessage()
-                    + "): discard it");
-          }
-          String fingerprint = Fingerprint.of(e.payload());
-          boolean fresh = repo.record(c, subscription, e, fingerprint, clock.instant());
-          if (fresh) {
-            HandlerCall.run(handler, c, e);
-          } else if (dl.reason() != DeadLetterReason.CONFLICT) {
-            // (A CONFLICT letter replayed with force is the operator closing it: settled below.)
-            String processed = repo.fingerprint(c, subscription, e.id()).orElse(fingerprint);
-            if (!processed.equals(fingerprint)) {
-              // Processed meanwhile, with another payload: this letter's was never applied, and
-              // settling it as REPLAYED would hide that.
-              String why =
-                  "dead letter "
-                      + id
-                      + " became a CONFLICT: event id "
-                      + e.id()
-                      + " was processed with another payload (fingerprint "
-                      + processed
-                      + "); this letter's payload was never applied";
-              letters.conflicted(c, id, why, clock.instant());
-              return new Replayed(false, dl.key(), why);
-            }
-          }
-          letters.settleDeadLetter(c, id, "REPLAYED", clock.instant());
-          return new Replayed(fresh, dl.key(), null);
-        });
   }
 
   /**
@@ -264,7 +171,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
       }
       long id = first.get().id();
       try {
-        if (replayOne(id, false).conflict() == null) {
+        if (replay.replayOne(id, false).conflict() == null) {
           n++; // a CONFLICT no longer holds the key: the next one goes on
         }
       } catch (NotReplayableException needsOperator) {
@@ -379,7 +286,7 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
           continue; // replayed meanwhile as a parked letter released by an earlier one
         }
         try {
-          Replayed r = replayOne(id, false);
+          LetterReplay.Replayed r = replay.replayOne(id, false);
           if (r.conflict() != null) {
             failed++; // it stays open, as a CONFLICT letter
           } else if (r.ran()) {

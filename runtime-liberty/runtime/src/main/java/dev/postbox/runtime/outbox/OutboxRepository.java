@@ -1,8 +1,5 @@
 package dev.postbox.runtime.outbox;
 
-import dev.postbox.runtime.api.FailedFilter;
-import dev.postbox.runtime.api.FailedRow;
-import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.runtime.db.Dialect;
@@ -46,19 +43,6 @@ public final class OutboxRepository {
   private static final String RESUME =
       "UPDATE postbox_outbox SET next_attempt_at = ? WHERE destination = ?"
           + " AND status = 'PENDING' AND next_attempt_at > ?";
-
-  private static final String REDRIVE =
-      "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
-          + " redrives = redrives + 1"
-          + " WHERE status = 'FAILED' AND next_attempt_at <= ? AND redrives < ?";
-
-  private static final String RETRY =
-      "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?, last_error = NULL"
-          + " WHERE id = ? AND status = 'FAILED'";
-
-  private static final String DISCARD =
-      "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ? WHERE id = ?"
-          + " AND (status = 'FAILED' OR (status = 'PENDING' AND attempts > 0))";
 
   static final String PENDING = "PENDING";
   static final String DISPATCHED = "DISPATCHED";
@@ -374,124 +358,6 @@ public final class OutboxRepository {
     }
   }
 
-  private static String where(FailedFilter f) {
-    StringBuilder w = new StringBuilder(" WHERE status = 'FAILED'");
-    if (f.destination() != null) {
-      w.append(" AND destination = ?");
-    }
-    if (f.type() != null) {
-      w.append(" AND event_type = ?");
-    }
-    if (f.createdFrom() != null) {
-      w.append(" AND created_at >= ?");
-    }
-    if (f.createdBefore() != null) {
-      w.append(" AND created_at < ?");
-    }
-    return w.toString();
-  }
-
-  private int bind(PreparedStatement ps, int first, FailedFilter f) throws SQLException {
-    int i = first;
-    if (f.destination() != null) {
-      ps.setString(i++, f.destination());
-    }
-    if (f.type() != null) {
-      ps.setString(i++, f.type());
-    }
-    if (f.createdFrom() != null) {
-      dialect.bind(ps, i++, f.createdFrom());
-    }
-    if (f.createdBefore() != null) {
-      dialect.bind(ps, i++, f.createdBefore());
-    }
-    return i;
-  }
-
-  /** Makes every FAILED row the filter matches pending again, due now; returns how many. */
-  public int retryAll(Connection c, FailedFilter filter, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'PENDING', attempts = 0, next_attempt_at = ?,"
-                + " last_error = NULL"
-                + where(filter))) {
-      dialect.bind(ps, 1, now);
-      bind(ps, 2, filter);
-      return ps.executeUpdate();
-    }
-  }
-
-  /** Gives up on every FAILED row the filter matches; returns how many. */
-  public int discardAll(Connection c, FailedFilter filter, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE postbox_outbox SET status = 'DISCARDED', dispatched_at = ?" + where(filter))) {
-      dialect.bind(ps, 1, now);
-      bind(ps, 2, filter);
-      return ps.executeUpdate();
-    }
-  }
-
-  /**
-   * The automatic re-drive: FAILED rows that failed at least {@code delay} ago and were re-driven
-   * fewer than {@code maxTimes} times become pending again, due now, with a fresh set of attempts.
-   * Returns how many.
-   */
-  public int redrive(Connection c, Instant failedBefore, int maxTimes, Instant now)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(REDRIVE)) {
-      dialect.bind(ps, 1, now);
-      dialect.bind(ps, 2, failedBefore);
-      ps.setInt(3, maxTimes);
-      return ps.executeUpdate();
-    }
-  }
-
-  /** Makes a FAILED row pending again, due now, with its attempts reset; false if not FAILED. */
-  public boolean retry(Connection c, long id, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RETRY)) {
-      dialect.bind(ps, 1, now);
-      ps.setLong(2, id);
-      return ps.executeUpdate() == 1;
-    }
-  }
-
-  /** Gives up on a FAILED row; its key flows again. False if it was not FAILED. */
-  public boolean discard(Connection c, long id, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(DISCARD)) {
-      dialect.bind(ps, 1, now);
-      ps.setLong(2, id);
-      return ps.executeUpdate() == 1;
-    }
-  }
-
-  /** FAILED rows, oldest first, at most {@code limit}. */
-  public List<FailedRow> failed(Connection c, int limit) throws SQLException {
-    List<FailedRow> out = new ArrayList<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT id, event_id, destination, event_key, event_type, attempts, last_error, created_at"
-                + " FROM postbox_outbox WHERE status = 'FAILED' ORDER BY id "
-                + dialect.limit())) {
-      ps.setInt(1, limit);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(
-              new FailedRow(
-                  rs.getLong("id"),
-                  rs.getString("event_id"),
-                  rs.getString("destination"),
-                  rs.getString("event_key"),
-                  rs.getString("event_type"),
-                  rs.getInt("attempts"),
-                  rs.getString("last_error"),
-                  dialect.read(rs, "created_at")));
-        }
-      }
-    }
-    return out;
-  }
-
   /** Partitions that have due pending rows (the relay wakes those it holds). */
   public Set<Integer> partitionsWithWork(Connection c, Instant now) throws SQLException {
     Set<Integer> out = new TreeSet<>();
@@ -504,34 +370,6 @@ public final class OutboxRepository {
       }
     }
     return out;
-  }
-
-  /** Counts and the oldest undispatched row, for the lag metrics. */
-  public Lag lag(Connection c) throws SQLException {
-    try (PreparedStatement ps =
-            c.prepareStatement(
-                // One branch per status, so each can read its own (partial) index.
-                "SELECT 'PENDING' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
-                    + " FROM postbox_outbox WHERE status = 'PENDING'"
-                    + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
-                    + " FROM postbox_outbox WHERE status = 'FAILED'");
-        ResultSet rs = ps.executeQuery()) {
-      long pending = 0;
-      long failed = 0;
-      Instant oldest = null;
-      while (rs.next()) {
-        String status = rs.getString("status");
-        long n = rs.getLong("n");
-        Instant min = dialect.read(rs, "oldest");
-        if (PENDING.equals(status)) {
-          pending = n;
-          oldest = min; // FAILED rows wait for an operator; they are counted, not aged
-        } else {
-          failed = n;
-        }
-      }
-      return new Lag(pending, failed, oldest);
-    }
   }
 
   private static String truncate(String error) {

@@ -5,6 +5,7 @@ import dev.postbox.runtime.api.FailedRow;
 import dev.postbox.runtime.api.Lag;
 import dev.postbox.runtime.api.Lease;
 import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.outbox.FailedRowRepository;
 import dev.postbox.runtime.outbox.OutboxRepository;
 import java.time.Clock;
 import java.util.List;
@@ -13,12 +14,14 @@ import java.util.List;
 final class OutboxAdmin {
 
   private final Transactions tx;
-  private final OutboxRepository rows;
+  private final OutboxRepository outbox;
+  private final FailedRowRepository rows;
   private final Clock clock;
 
   OutboxAdmin(Transactions tx, OutboxRepository rows, Clock clock) {
     this.tx = tx;
-    this.rows = rows;
+    this.outbox = rows;
+    this.rows = new FailedRowRepository(rows.dialect());
     this.clock = clock;
   }
 
@@ -65,12 +68,12 @@ final class OutboxAdmin {
 
   /** The database's clock, in which lease times are written and compared. */
   public java.time.Instant databaseNow() {
-    return tx.inTransaction(c -> rows.dialect().databaseNow(c));
+    return tx.inTransaction(c -> outbox.dialect().databaseNow(c));
   }
 
   /** Every partition's lease, by partition. */
   public List<Lease> leases() {
-    return tx.inTransaction(c -> new LeaseRepository(rows.dialect()).all(c));
+    return tx.inTransaction(c -> new LeaseRepository(outbox.dialect()).all(c));
   }
 
   /**

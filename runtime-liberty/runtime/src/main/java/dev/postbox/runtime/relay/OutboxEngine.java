@@ -11,6 +11,7 @@ import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.Publisher;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
@@ -94,6 +95,9 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
           new Relay(
               tx, dialect, publisher, settings, clock, scheduler, workers, counting(listener));
       relay.start();
+      Retention retention = Retention.outbox(tx, dialect, clock);
+      scheduled.add(
+          scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 1, TimeUnit.MINUTES));
       if (dialect.canAnnounce()) {
         notifications = new OutboxNotifications(dataSource, relay::wake, threads);
         notifications.start();
@@ -107,6 +111,16 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     } catch (RuntimeException | Error e) {
       close(); // what did start stops again
       throw e;
+    }
+  }
+
+  /** Deletes settled rows older than the retention, in bounded batches; returns how many. */
+  private int purge(Retention retention) {
+    try {
+      return retention.purge(settings.retention(), settings.retentionBatch());
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "outbox retention failed; it runs again later: " + e);
+      return 0;
     }
   }
 
@@ -256,7 +270,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
 
   private void refreshLag() {
     try {
-      lag.set(tx.inTransaction(rows::lag));
+      lag.set(admin.lag());
       lagError.set(null);
     } catch (RuntimeException e) {
       lagError.set(e.toString());

@@ -1,48 +1,30 @@
 package dev.postbox.runtime.relay;
 
 import dev.postbox.runtime.api.BrokerOutage;
-import dev.postbox.runtime.api.OutboxRow;
 import dev.postbox.runtime.api.RelayListener;
 import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import dev.postbox.runtime.outbox.OutboxRepository;
-import dev.postbox.runtime.retention.Retention;
 import dev.postbox.spi.Publisher;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Publishes committed outbox rows: one instance of it per application instance.
  *
  * <p>It holds leases on some of the P partitions ({@link LeaseManager}) and publishes each held
  * partition in id order, in <em>turns</em>: a turn takes the partitions woken since the last one
- * (up to a share of the held ones per worker, at most {@code workerThreads} turns at once) and is
- *
- * <ol>
- *   <li>a short transaction that locks the turn's lease rows in one statement, checks this instance
- *       still holds each with time to spare, reads the keys held up by a FAILED row or a back-off,
- *       and claims each partition's due rows in id order up to one batch for the whole turn (never
- *       {@code SKIP LOCKED}, which could skip an earlier row of a key);
- *   <li>the broker calls, one per destination (per wave, when a key alternates between
- *       destinations), <em>outside any transaction</em>: a slow or absent broker holds a worker
- *       thread, never a pooled connection or a lock that the application's own transactions wait
- *       for;
- *   <li>a second short transaction that checks the leases again, marks what was accepted dispatched
- *       in one statement, reschedules retriable failures with back-off, and parks permanent ones as
- *       FAILED.
- * </ol>
+ * (up to a share of the held ones per worker, at most {@code workerThreads} turns at once) and is a
+ * {@link PublishTurn}: a claim transaction, the broker calls outside any transaction, and a
+ * settling transaction.
  *
  * <p>Wake-ups that arrive during a turn join the next one, and after a busy turn the worker waits
  * {@link #LINGER_NANOS} first, so under load a turn carries many commits for the cost of one; an
@@ -57,9 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * and when it answers again its waiting rows go at once. Work arrives by {@link #wake(int)} right
  * after an application commit, and by polling as a safety net.
  *
- * <p>(Near 400 lines: the scheduling of partitions over workers, with wake-ups, heartbeats, polls,
- * fencing and an orderly close, is one piece; the broker calls are in {@link BatchSender}, the
- * second transaction in {@link Settlement}, the leases in {@link LeaseManager}.)
+ * <p>This class schedules partitions over workers, with wake-ups, heartbeats, polls and an orderly
+ * close; a turn itself is a {@link PublishTurn}, the leases are the {@link LeaseManager}'s, and the
+ * retention of settled rows is the {@link OutboxEngine}'s.
  */
 final class Relay implements AutoCloseable {
 
@@ -74,10 +56,8 @@ final class Relay implements AutoCloseable {
   private final ExecutorService workers;
   private final RelayListener listener;
   private final LeaseManager leases;
-  private final Retention retention;
   private final Outages outages;
-  private final BatchSender sender;
-  private final Settlement settlement;
+  private final PublishTurn turn;
 
   /**
    * A bounded wait before the next turn, after a busy one only: the wake-ups of commits that arrive
@@ -87,24 +67,15 @@ final class Relay implements AutoCloseable {
   static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final Object turns = new Object();
-  // Woken partitions, in the order they were woken; guarded by turns. A partition whose turn is
-  // running can be here too: it was woken again, and goes in a later turn.
-  private final java.util.LinkedHashSet<Integer> waiting = new java.util.LinkedHashSet<>();
-  // Partitions a turn is publishing now (written under turns; the heartbeat reads it unlocked).
-  private final Set<Integer> inFlight = ConcurrentHashMap.newKeySet();
+  private final TurnQueue queue = new TurnQueue(); // guarded by turns
   private int running; // workers started and not yet done; guarded by turns
   private boolean recheck; // a dispatch is scheduled for when a running turn turns slow; turns
   private boolean lastFull; // the last turn hit its batch size; guarded by turns
-  // When each running turn began; guarded by turns. A turn that takes long (a slow broker call)
-  // lets another worker start, so the other partitions do not wait for it.
-  private final Map<List<Integer>, Long> turnStarts = new java.util.IdentityHashMap<>();
 
   /** A turn running longer than this lets a further worker start, whatever waits. */
   static final long SLOW_TURN_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
   private final List<ScheduledFuture<?>> schedules = new ArrayList<>();
-  private final AtomicLong published = new AtomicLong();
-  private final AtomicLong fenced = new AtomicLong();
   private final Object idle = new Object();
   private int draining; // guarded by idle
   private volatile Set<Integer> owned = Set.of();
@@ -128,10 +99,17 @@ final class Relay implements AutoCloseable {
     this.workers = workers;
     this.listener = listener;
     this.leases = new LeaseManager(tx, dialect, settings);
-    this.retention = Retention.outbox(tx, dialect, clock);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
-    this.sender = new BatchSender(publisher, outages, clock);
-    this.settlement = new Settlement(rows, settings, clock, listener);
+    this.turn =
+        new PublishTurn(
+            tx,
+            rows,
+            leases,
+            settings,
+            clock,
+            listener,
+            new BatchSender(publisher, outages, clock),
+            new Settlement(rows, settings, clock, listener));
   }
 
   /** Creates lease rows, takes a first share of partitions, and starts heartbeats and polling. */
@@ -143,7 +121,6 @@ final class Relay implements AutoCloseable {
         scheduler.scheduleWithFixedDelay(this::heartbeat, beat, beat, TimeUnit.MILLISECONDS));
     long poll = settings.pollInterval().toMillis();
     schedules.add(scheduler.scheduleWithFixedDelay(this::poll, 0, poll, TimeUnit.MILLISECONDS));
-    schedules.add(scheduler.scheduleWithFixedDelay(this::purge, 1, 1, TimeUnit.MINUTES));
   }
 
   /**
@@ -155,7 +132,7 @@ final class Relay implements AutoCloseable {
       return; // the owner's poll picks it up
     }
     synchronized (turns) {
-      waiting.add(partition);
+      queue.wake(partition);
     }
     dispatch();
   }
@@ -172,11 +149,14 @@ final class Relay implements AutoCloseable {
         if (stopped || running >= settings.workerThreads()) {
           return;
         }
-        int takeable = takeable();
+        int takeable = queue.takeable();
         if (takeable == 0) {
           return;
         }
-        if (running > 0 && takeable < share() && !lastFull && !aTurnIsSlow()) {
+        if (running > 0
+            && takeable < share()
+            && !lastFull
+            && !queue.aTurnIsSlow(System.nanoTime(), SLOW_TURN_NANOS)) {
           recheckWhenSlow(); // if the running turn stalls, these must not wait for the poll
           return;
         }
@@ -220,26 +200,6 @@ final class Relay implements AutoCloseable {
     }
   }
 
-  private boolean aTurnIsSlow() { // guarded by turns
-    long now = System.nanoTime();
-    for (long started : turnStarts.values()) {
-      if (now - started > SLOW_TURN_NANOS) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  private int takeable() { // guarded by turns
-    int n = 0;
-    for (int p : waiting) {
-      if (!inFlight.contains(p)) {
-        n++;
-      }
-    }
-    return n;
-  }
-
   /** A worker: takes turns until no partition waits, lingering briefly after a busy turn. */
   private void work() {
     synchronized (idle) {
@@ -274,23 +234,9 @@ final class Relay implements AutoCloseable {
   /** Takes up to a share of the waiting partitions that no other turn is publishing. */
   private List<Integer> take() {
     synchronized (turns) {
-      List<Integer> out = new ArrayList<>();
       // After a full turn (a backlog) one partition fills a turn, as a whole batch of one
       // partition did; the share is for many partitions with a few rows each.
-      int share = lastFull ? 1 : share();
-      java.util.Iterator<Integer> it = waiting.iterator();
-      while (it.hasNext() && out.size() < share) {
-        int p = it.next();
-        if (!inFlight.contains(p)) {
-          it.remove();
-          inFlight.add(p);
-          out.add(p);
-        }
-      }
-      if (!out.isEmpty()) {
-        turnStarts.put(out, System.nanoTime());
-      }
-      return out;
+      return queue.take(lastFull ? 1 : share(), System.nanoTime());
     }
   }
 
@@ -308,18 +254,7 @@ final class Relay implements AutoCloseable {
       LOG.log(Level.WARNING, "publishing partitions " + partitions + " failed; retried: " + e);
     } finally {
       synchronized (turns) {
-        turnStarts.remove(partitions);
-        partitions.forEach(inFlight::remove);
-        if (!stopped && !first.isEmpty()) {
-          // not reached in this turn: ahead of every other waiting partition in the next
-          Set<Integer> behind = new java.util.LinkedHashSet<>(waiting);
-          waiting.clear();
-          waiting.addAll(first);
-          waiting.addAll(behind);
-        }
-        if (!stopped) {
-          waiting.addAll(more);
-        }
+        queue.done(partitions, first, more, stopped);
         lastFull = claimed >= settings.batchSize();
       }
     }
@@ -343,22 +278,12 @@ final class Relay implements AutoCloseable {
 
   /** Events this instance has published since it started. */
   public long publishedCount() {
-    return published.get();
+    return turn.published();
   }
 
   /** The operator's view of the outbox: failed rows, retry, discard, lag. */
   OutboxAdmin admin() {
     return new OutboxAdmin(tx, rows, clock);
-  }
-
-  /** Deletes dispatched rows older than the retention, in bounded batches; returns how many. */
-  public int purge() {
-    try {
-      return retention.purge(settings.retention(), settings.retentionBatch());
-    } catch (RuntimeException e) {
-      LOG.log(Level.WARNING, "outbox retention failed; it runs again later: " + e);
-      return 0;
-    }
   }
 
   private void heartbeat() {
@@ -367,7 +292,7 @@ final class Relay implements AutoCloseable {
     }
     try {
       Set<Integer> before = owned;
-      owned = Set.copyOf(leases.heartbeat(inFlight::contains));
+      owned = Set.copyOf(leases.heartbeat(queue::isInFlight));
       for (int p : owned) {
         if (!before.contains(p)) {
           wake(p); // a partition taken over may hold a crashed instance's rows
@@ -392,148 +317,10 @@ final class Relay implements AutoCloseable {
     }
   }
 
-  /** What a turn's claim transaction found. */
-  private record Claim(
-      List<OutboxRow> rows, Set<Integer> lost, Set<Integer> unreached, Set<Integer> full) {}
-
-  /**
-   * One turn over some partitions: claim in one short transaction that locks their lease rows (a
-   * takeover skips them until it commits), publish outside any transaction, settle in a second
-   * short transaction, fenced per partition by its lease. Returns how many rows it claimed; adds to
-   * {@code first} the partitions the turn did not reach (they go first next time) and to {@code
-   * more} those that may have rows left.
-   *
-   * <p>(#20 tried a claim that locked nothing; the SQS FIFO crash harness then left orders waiting
-   * after a restart. The claim locks the lease rows.)
-   */
+  /** One turn over some partitions (see {@link PublishTurn}); returns how many rows it claimed. */
   int publishTurn(List<Integer> partitions, Set<Integer> first, Set<Integer> more) {
-    Claim claim =
-        tx.inTransaction(
-            c -> {
-              Instant now = clock.instant();
-              Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, partitions);
-              Set<Integer> lost = new HashSet<>();
-              List<Integer> due = new ArrayList<>();
-              for (int p : partitions) {
-                Boolean spare = held.get(p);
-                if (spare == null) {
-                  lost.add(p);
-                } else if (spare) {
-                  due.add(p); // with less than a quarter of the lease left: renew it first
-                }
-              }
-              List<OutboxRow> out = new ArrayList<>();
-              Set<Integer> unreached = new java.util.LinkedHashSet<>();
-              Set<Integer> full = new java.util.LinkedHashSet<>();
-              if (due.isEmpty()) {
-                return new Claim(out, lost, unreached, full);
-              }
-              Set<String> waitingKeys = rows.waitingKeys(c, due, now);
-              // In the turn's order, each partition up to what is left of the batch: under load
-              // the first fills it (one claim statement, as a whole batch of one partition was),
-              // and the partitions not reached go first in the next turn, so none starves.
-              for (int p : due) {
-                int budget = settings.batchSize() - out.size();
-                if (budget <= 0) {
-                  unreached.add(p);
-                  continue;
-                }
-                List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
-                out.addAll(got);
-                if (got.size() == budget) {
-                  full.add(p);
-                }
-              }
-              return new Claim(out, lost, unreached, full);
-            });
-    if (!claim.lost().isEmpty()) {
-      owned = without(claim.lost());
-    }
-    // At once: these claimed nothing, so taking them again soon cannot send copies, and a throw
-    // below must not leave them waiting for the poll.
-    first.addAll(claim.unreached());
-    List<OutboxRow> batch = claim.rows();
-    if (batch.isEmpty()) {
-      return 0;
-    }
-    listener.publishing(batch);
-    BatchSender.Outcome outcome = sender.publish(batch);
-    Set<Integer> claimedFrom = new java.util.TreeSet<>();
-    batch.forEach(r -> claimedFrom.add(r.partition()));
-    List<OutboxRow> done = new ArrayList<>();
-    Set<Integer> fencedNow =
-        tx.inTransaction(
-            c -> {
-              done.clear();
-              // Fencing: only a lease's holder marks its partition's rows. One that lost the lease
-              // while it published (paused longer than the lease) marks none of them; the new
-              // owner publishes the rows again, and the inbox skips those copies.
-              Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, claimedFrom);
-              Set<Integer> lost = new HashSet<>(claimedFrom);
-              lost.removeAll(held.keySet());
-              List<OutboxRow> mine = batch;
-              if (!lost.isEmpty()) {
-                mine = new ArrayList<>();
-                for (OutboxRow row : batch) {
-                  if (!lost.contains(row.partition())) {
-                    mine.add(row);
-                  }
-                }
-              }
-              settlement.settle(c, mine, outcome, done);
-              return lost;
-            });
-    // Only once settled: a turn that throws on the way is not taken again at once with the same
-    // rows (a hot loop of copies); its partitions wait for the next wake-up or poll.
-    more.addAll(claim.full());
-    if (!fencedNow.isEmpty()) {
-      owned = without(fencedNow);
-      for (int partition : fencedNow) {
-        List<OutboxRow> unmarked = batch.stream().filter(r -> r.partition() == partition).toList();
-        more.remove(partition);
-        fenced.incrementAndGet();
-        LOG.log(
-            Level.WARNING,
-            "outbox partition "
-                + partition
-                + ": this instance ("
-                + settings.instanceId()
-                + ") lost the partition's lease while it published a batch of "
-                + unmarked.size()
-                + " rows (paused for longer than postbox.lease?); it marked none of them, and the"
-                + " partition's new owner publishes them again (duplicates the inbox skips)");
-        listener.fenced(partition, unmarked);
-      }
-    }
-    if (!done.isEmpty()) {
-      published.addAndGet(done.size());
-      listener.published(done, clock.instant());
-    }
-    if (!outcome.recovered().isEmpty()) {
-      resume(outcome.recovered());
-      owned.forEach(this::wake); // rows held during the outage are due now
-    }
-    return batch.size();
-  }
-
-  /**
-   * After an outage: the destinations' waiting rows become due now, in a transaction of their own
-   * (a failure here must not undo the batch's settlement); if it fails they come due by their
-   * schedule, at most one probe interval later.
-   */
-  private void resume(Set<String> destinations) {
-    for (String destination : destinations) {
-      try {
-        tx.inTransaction(c -> rows.resume(c, destination, clock.instant()));
-      } catch (RuntimeException e) {
-        LOG.log(
-            Level.WARNING,
-            "making the rows of '"
-                + destination
-                + "' due after its outage failed; they come due by their schedule: "
-                + e);
-      }
-    }
+    return turn.run(
+        partitions, first, more, lost -> owned = without(lost), () -> owned.forEach(this::wake));
   }
 
   private Set<Integer> without(Set<Integer> partitions) {

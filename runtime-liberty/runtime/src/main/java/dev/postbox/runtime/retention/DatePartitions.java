@@ -5,21 +5,15 @@ import dev.postbox.runtime.db.Dialect;
 import dev.postbox.runtime.db.Transactions;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
-import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Date-partitioned retention of the outbox and the inbox (PostgreSQL, opt-in with {@code
@@ -40,21 +34,11 @@ import java.util.TreeSet;
  * bucket, and that one's look sees their rows. {@code DatePartitionsIT} shows both halves fail
  * without their part.
  *
- * <p>Table and partition names in the DDL below are built only from this class's constants and
- * bucket numbers, never from input; every value is a parameter.
+ * <p>Its statements are {@link BucketRepository}'s.
  */
 public final class DatePartitions {
 
   private static final Logger LOG = System.getLogger(DatePartitions.class.getName());
-
-  /**
-   * The bucket lock's key: Postbox's space ("post") in the high half, the inbox table's oid in the
-   * low half, so two schemas in one database (advisory locks are per database) never share it.
-   */
-  private static final String BUCKET_LOCK_KEY =
-      "(CAST(? AS BIGINT) << 32) | CAST(CAST(to_regclass('postbox_inbox') AS oid) AS BIGINT)";
-
-  private static final long LOCK_SPACE = 0x706F7374L;
 
   /**
    * SQL states after which a step is left to the next run: a lock wait past the timeout (55P03),
@@ -99,6 +83,18 @@ public final class DatePartitions {
 
     String partition(int bucket) {
       return name + "_b" + bucket;
+    }
+
+    String tableName() {
+      return name;
+    }
+
+    String latestSql() {
+      return latestSql;
+    }
+
+    String unsettledSql() {
+      return unsettledSql;
     }
   }
 
@@ -153,16 +149,7 @@ public final class DatePartitions {
   /** Whether the table is date-partitioned (converted); false on any database but PostgreSQL. */
   public static boolean isPartitioned(Connection c, Dialect dialect, Table table)
       throws SQLException {
-    if (!dialect.partitionsByDate()) {
-      return false;
-    }
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT relkind FROM pg_class WHERE oid = to_regclass(?)")) {
-      ps.setString(1, table.name);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() && "p".equals(rs.getString(1));
-      }
-    }
+    return BucketRepository.isPartitioned(c, dialect, table);
   }
 
   /**
@@ -170,14 +157,7 @@ public final class DatePartitions {
    * takes effect at the next move to a new bucket.
    */
   public static void setInterval(Transactions tx, Duration interval) {
-    tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("UPDATE postbox_bucket SET interval_secs = ?")) {
-            ps.setLong(1, Math.max(1, interval.toSeconds()));
-            return ps.executeUpdate();
-          }
-        });
+    tx.inTransaction(c -> BucketRepository.setInterval(c, Math.max(1, interval.toSeconds())));
   }
 
   /**
@@ -188,28 +168,7 @@ public final class DatePartitions {
    */
   public static Set<String> inEarlierBuckets(
       Connection c, String subscription, Collection<String> ids) throws SQLException {
-    try (PreparedStatement lock =
-        c.prepareStatement("SELECT pg_advisory_xact_lock_shared(" + BUCKET_LOCK_KEY + ")")) {
-      lock.setLong(1, LOCK_SPACE);
-      lock.executeQuery().close();
-    }
-    Set<String> found = new HashSet<>();
-    Array array = c.createArrayOf("varchar", ids.toArray());
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT event_id FROM postbox_inbox WHERE subscription = ? AND event_id = ANY (?)"
-                + " AND bucket < postbox_current_bucket('postbox_inbox')")) {
-      ps.setString(1, subscription);
-      ps.setArray(2, array);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          found.add(rs.getString(1));
-        }
-      }
-    } finally {
-      array.free();
-    }
-    return found;
+    return BucketRepository.inEarlierBuckets(c, subscription, ids);
   }
 
   /**
@@ -219,23 +178,23 @@ public final class DatePartitions {
    * next run rather than queue in front of the application's writes.
    */
   public Run maintain(Duration keep) {
-    State state = state();
-    List<Integer> created = new ArrayList<>(ensureAhead(state.current));
+    BucketRepository.State state = state();
+    List<Integer> created = new ArrayList<>(ensureAhead(state.current()));
     boolean switched = false;
     Instant now = clock.instant();
-    if (!now.isBefore(state.openedAt.plusSeconds(state.intervalSecs))) {
-      switched = advance(state.current, now);
+    if (!now.isBefore(state.openedAt().plusSeconds(state.intervalSecs()))) {
+      switched = advance(state.current(), now);
       if (switched) {
         state = state();
-        created.addAll(ensureAhead(state.current));
-      } else if (now.isAfter(state.openedAt.plusSeconds(2 * state.intervalSecs))) {
+        created.addAll(ensureAhead(state.current()));
+      } else if (now.isAfter(state.openedAt().plusSeconds(2 * state.intervalSecs()))) {
         LOG.log(
             Level.WARNING,
             table.name
                 + ": bucket "
-                + state.current
+                + state.current()
                 + " has been open since "
-                + state.openedAt
+                + state.openedAt()
                 + ", over twice the interval, and could not move on: for the inbox, recording"
                 + " transactions held the bucket lock past 0.5 s at every try (long handlers);"
                 + " nothing is dropped until it moves");
@@ -245,7 +204,7 @@ public final class DatePartitions {
     List<Integer> heldBack = new ArrayList<>();
     Instant cutoff = now.minus(keep);
     for (int bucket : buckets()) {
-      if (bucket >= state.current) {
+      if (bucket >= state.current()) {
         continue;
       }
       switch (dropIfExpiredOrLater(bucket, cutoff)) {
@@ -263,58 +222,16 @@ public final class DatePartitions {
               + " are past the retention but hold rows not settled yet (outbox: PENDING or FAILED;"
               + " inbox: RECEIVED); they are dropped once those rows settle");
     }
-    return new Run(state.current, created, switched, dropped, heldBack);
+    return new Run(state.current(), created, switched, dropped, heldBack);
   }
 
-  private record State(int current, Instant openedAt, long intervalSecs) {}
-
-  private State state() {
-    return tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT current_bucket, opened_at, interval_secs FROM postbox_bucket"
-                      + " WHERE table_name = ?")) {
-            ps.setString(1, table.name);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next()) {
-                throw new IllegalStateException(table.name + " has no row in postbox_bucket");
-              }
-              return new State(
-                  rs.getInt(1),
-                  rs.getObject(2, java.time.OffsetDateTime.class).toInstant(),
-                  rs.getLong(3));
-            }
-          }
-        });
+  private BucketRepository.State state() {
+    return tx.inTransaction(c -> BucketRepository.state(c, table));
   }
 
   /** The buckets whose partitions exist, in order. */
   List<Integer> buckets() {
-    return tx.inTransaction(
-        c -> {
-          TreeSet<Integer> out = new TreeSet<>();
-          String prefix = table.name + "_b";
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
-                      + " WHERE i.inhparent = to_regclass(?)")) {
-            ps.setString(1, table.name);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                String name = rs.getString(1);
-                if (name.startsWith(prefix)) {
-                  try {
-                    out.add(Integer.parseInt(name.substring(prefix.length())));
-                  } catch (NumberFormatException notOurs) {
-                    // a partition someone else attached: not Postbox's to drop
-                  }
-                }
-              }
-            }
-          }
-          return new ArrayList<>(out);
-        });
+    return tx.inTransaction(c -> BucketRepository.buckets(c, table));
   }
 
   private List<Integer> ensureAhead(int current) {
@@ -325,31 +242,11 @@ public final class DatePartitions {
         continue;
       }
       int bucket = b;
-      // CREATE TABLE ... PARTITION OF would take the parent's ACCESS EXCLUSIVE lock and hold every
-      // writer back while it waits; ATTACH of an empty table takes SHARE UPDATE EXCLUSIVE, which
-      // reads and writes pass.
       boolean done =
           ddl(
               "1s",
               c -> {
-                try (Statement s = c.createStatement()) {
-                  s.execute(
-                      "CREATE TABLE "
-                          + table.partition(bucket)
-                          + " (LIKE "
-                          + table.name
-                          + " INCLUDING DEFAULTS INCLUDING CONSTRAINTS)");
-                  s.execute(
-                      "ALTER TABLE "
-                          + table.name
-                          + " ATTACH PARTITION "
-                          + table.partition(bucket)
-                          + " FOR VALUES FROM ("
-                          + bucket
-                          + ") TO ("
-                          + (bucket + 1)
-                          + ")");
-                }
+                BucketRepository.createPartition(c, table, bucket);
                 return true;
               });
       if (done) {
@@ -368,30 +265,12 @@ public final class DatePartitions {
         "500ms",
         c -> {
           if (table == Table.INBOX) {
-            try (PreparedStatement lock =
-                c.prepareStatement("SELECT pg_advisory_xact_lock(" + BUCKET_LOCK_KEY + ")")) {
-              lock.setLong(1, LOCK_SPACE);
-              lock.executeQuery().close();
-            }
+            BucketRepository.lockExclusively(c);
           }
-          try (PreparedStatement exists = c.prepareStatement("SELECT to_regclass(?)")) {
-            exists.setString(1, table.partition(current + 1));
-            try (ResultSet rs = exists.executeQuery()) {
-              if (!rs.next() || rs.getString(1) == null) {
-                return false; // created by the next run first; never move to a missing partition
-              }
-            }
+          if (!BucketRepository.exists(c, table, current + 1)) {
+            return false; // created by the next run first; never move to a missing partition
           }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "UPDATE postbox_bucket SET current_bucket = ?, opened_at = ?"
-                      + " WHERE table_name = ? AND current_bucket = ?")) {
-            ps.setInt(1, current + 1);
-            ps.setObject(2, java.time.OffsetDateTime.ofInstant(now, java.time.ZoneOffset.UTC));
-            ps.setString(3, table.name);
-            ps.setInt(4, current);
-            return ps.executeUpdate() == 1;
-          }
+          return BucketRepository.advance(c, table, current, now);
         });
   }
 
@@ -414,9 +293,8 @@ public final class DatePartitions {
   }
 
   private Drop dropIfExpired(int bucket, Instant cutoff) {
-    String partition = table.partition(bucket);
     // First a look without locks, from the indexes' ends and partial indexes only.
-    Drop looks = tx.inTransaction(c -> judge(c, partition, cutoff));
+    Drop looks = tx.inTransaction(c -> judge(c, bucket, cutoff));
     if (looks != Drop.DROPPED) {
       return looks;
     }
@@ -427,14 +305,10 @@ public final class DatePartitions {
     ddl(
         "200ms",
         c -> {
-          try (Statement s = c.createStatement()) {
-            s.execute("LOCK TABLE " + table.name + " IN ACCESS EXCLUSIVE MODE");
-          }
-          outcome[0] = judge(c, partition, cutoff); // nothing changes in it from here
+          BucketRepository.lockParent(c, table);
+          outcome[0] = judge(c, bucket, cutoff); // nothing changes in it from here
           if (outcome[0] == Drop.DROPPED) {
-            try (Statement s = c.createStatement()) {
-              s.execute("DROP TABLE " + partition);
-            }
+            BucketRepository.drop(c, table, bucket);
           }
           return true;
         });
@@ -442,20 +316,12 @@ public final class DatePartitions {
   }
 
   /** Whether a past bucket may go: DROPPED if so, else KEPT or HELD_BACK. Index reads only. */
-  private Drop judge(Connection c, String partition, Instant cutoff) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(String.format(table.latestSql, partition));
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      java.time.OffsetDateTime latest = rs.getObject(1, java.time.OffsetDateTime.class);
-      if (latest != null && !latest.toInstant().isBefore(cutoff)) {
-        return Drop.KEPT;
-      }
+  private Drop judge(Connection c, int bucket, Instant cutoff) throws SQLException {
+    Instant latest = BucketRepository.latest(c, table, bucket);
+    if (latest != null && !latest.isBefore(cutoff)) {
+      return Drop.KEPT;
     }
-    try (PreparedStatement ps = c.prepareStatement(String.format(table.unsettledSql, partition));
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getBoolean(1) ? Drop.HELD_BACK : Drop.DROPPED;
-    }
+    return BucketRepository.holdsUnsettled(c, table, bucket) ? Drop.HELD_BACK : Drop.DROPPED;
   }
 
   private static boolean retryLater(DataAccessException e) {
@@ -470,9 +336,7 @@ public final class DatePartitions {
     try {
       return tx.inTransaction(
           c -> {
-            try (Statement s = c.createStatement()) {
-              s.execute("SET LOCAL lock_timeout = '" + lockTimeout + "'");
-            }
+            BucketRepository.lockTimeout(c, lockTimeout);
             return step.run(c);
           });
     } catch (DataAccessException e) {
