@@ -1,6 +1,9 @@
 package dev.postbox.runtime;
 
+import static dev.postbox.runtime.config.PostboxKeys.*;
+
 import dev.postbox.runtime.common.RetryPolicy;
+import dev.postbox.runtime.config.PostboxKeys;
 import dev.postbox.runtime.inbox.InboxConfig;
 import dev.postbox.runtime.relay.OutboxEngine;
 import dev.postbox.runtime.relay.RelaySettings;
@@ -52,138 +55,55 @@ public record PostboxSettings(
    */
   public record Idempotency(Duration inFlightTimeout, Duration retention, int maxBodyBytes) {}
 
-  /** Every postbox key besides the broker's pass-through keys. */
-  public static final List<String> KEYS =
-      List.of(
-          "postbox.relay.enabled",
-          "postbox.broker",
-          "postbox.retry.max-attempts",
-          "postbox.retry.initial-delay",
-          "postbox.retry.max-delay",
-          "postbox.instance-id",
-          "postbox.member-name",
-          "postbox.partitions",
-          "postbox.batch-size",
-          "postbox.lease",
-          "postbox.poll-interval",
-          "postbox.workers",
-          "postbox.delete-on-dispatch",
-          "postbox.retention",
-          "postbox.retention.batch",
-          "postbox.migrate",
-          "postbox.datasource",
-          "postbox.lag.threshold",
-          "postbox.durability.accept-unsafe",
-          "postbox.idempotency.in-flight-timeout",
-          "postbox.idempotency.retention",
-          "postbox.idempotency.max-body-bytes",
-          "postbox.retry.outage-probe-interval",
-          "postbox.outbox.redrive.delay",
-          "postbox.outbox.redrive.max-times",
-          "postbox.datasource.max-pool-size",
-          "postbox.date-partitions",
-          "postbox.date-partitions.interval");
-
-  /** Every key the parser knows. */
-  public static final List<String> ALL_KEYS =
-      java.util.stream.Stream.concat(KEYS.stream(), InboxConfig.KEYS.stream()).toList();
+  /** Every key the parser knows: the names of {@link PostboxKeys#ALL}. */
+  public static final List<String> ALL_KEYS = PostboxKeys.keyNames();
 
   /**
-   * Reads and validates every {@code postbox.*} key of the map; a bad value or an unknown key
-   * fails, naming the key.
+   * Reads and validates every {@code postbox.*} key of the map, each by its declaration in {@link
+   * PostboxKeys}; a bad value or an unknown key fails, naming the key.
    */
   public static PostboxSettings parse(Map<String, String> raw) {
     BrokerConfig c = BrokerConfig.of("postbox", raw);
-    boolean enabled = c.bool("postbox.relay.enabled", true);
-    String brokerName = enabled ? c.required("postbox.broker") : c.string("postbox.broker", "none");
+    boolean enabled = RELAY_ENABLED.read(c);
+    String brokerName = enabled ? BROKER.required(c) : BROKER.readOr(c, "none");
     Map<String, String> brokerConfig = c.withPrefix("postbox.broker.");
     RetryPolicy retry =
-        new RetryPolicy(
-            c.integer("postbox.retry.max-attempts", 10, 1, 1_000),
-            c.duration(
-                "postbox.retry.initial-delay",
-                Duration.ofSeconds(1),
-                Duration.ZERO,
-                Duration.ofHours(1)),
-            c.duration(
-                "postbox.retry.max-delay",
-                Duration.ofMinutes(5),
-                Duration.ZERO,
-                Duration.ofDays(1)),
-            0.2);
+        PostboxKeys.retry(c, RETRY_MAX_ATTEMPTS, RETRY_INITIAL_DELAY, RETRY_MAX_DELAY);
     RelaySettings relay =
         new RelaySettings(
-            c.string("postbox.instance-id", defaultInstanceId()),
-            c.integer("postbox.partitions", 64, 1, 4096),
-            c.integer("postbox.batch-size", 500, 1, 10_000),
-            c.duration(
-                "postbox.lease",
-                Duration.ofSeconds(30),
-                Duration.ofSeconds(1),
-                Duration.ofHours(1)),
-            c.duration(
-                "postbox.poll-interval",
-                Duration.ofMillis(500),
-                Duration.ofMillis(10),
-                Duration.ofMinutes(10)),
-            c.integer("postbox.workers", 4, 1, 256),
-            c.bool("postbox.delete-on-dispatch", false),
+            INSTANCE_ID.readOr(c, defaultInstanceId()),
+            PARTITIONS.read(c),
+            BATCH_SIZE.read(c),
+            LEASE.read(c),
+            POLL_INTERVAL.read(c),
+            WORKERS.read(c),
+            DELETE_ON_DISPATCH.read(c),
             retry,
-            c.duration(
-                "postbox.retention", Duration.ofDays(7), Duration.ZERO, Duration.ofDays(3650)),
-            c.integer("postbox.retention.batch", 1_000, 1, 100_000),
-            c.duration(
-                "postbox.retry.outage-probe-interval",
-                Duration.ofSeconds(10),
-                Duration.ofMillis(10),
-                Duration.ofHours(1)));
-    Duration bucketInterval =
-        c.duration(
-            "postbox.date-partitions.interval",
-            Duration.ofDays(1),
-            Duration.ofMinutes(1),
-            Duration.ofDays(366));
-    Duration datePartitions = c.bool("postbox.date-partitions", false) ? bucketInterval : null;
+            RETENTION.read(c),
+            RETENTION_BATCH.read(c),
+            RETRY_OUTAGE_PROBE_INTERVAL.read(c));
+    Duration bucketInterval = DATE_PARTITIONS_INTERVAL.read(c);
+    Duration datePartitions = DATE_PARTITIONS.read(c) ? bucketInterval : null;
     PostboxSettings s =
         new PostboxSettings(
             enabled,
-            c.bool("postbox.migrate", true),
-            c.string("postbox.datasource", "jdbc/postbox"),
+            MIGRATE.read(c),
+            DATASOURCE.read(c),
             brokerName,
             brokerConfig,
             relay,
-            c.duration(
-                "postbox.lag.threshold",
-                Duration.ofMinutes(1),
-                Duration.ofSeconds(1),
-                Duration.ofDays(1)),
-            c.bool("postbox.durability.accept-unsafe", false),
+            LAG_THRESHOLD.read(c),
+            DURABILITY_ACCEPT_UNSAFE.read(c),
             new Idempotency(
-                c.duration(
-                    "postbox.idempotency.in-flight-timeout",
-                    Duration.ofSeconds(30),
-                    Duration.ofSeconds(1),
-                    Duration.ofHours(1)),
-                c.duration(
-                    "postbox.idempotency.retention",
-                    Duration.ofHours(24),
-                    Duration.ofMinutes(1),
-                    Duration.ofDays(3650)),
-                c.integer("postbox.idempotency.max-body-bytes", 1 << 20, 1, 64 << 20)),
+                IDEMPOTENCY_IN_FLIGHT_TIMEOUT.read(c),
+                IDEMPOTENCY_RETENTION.read(c),
+                IDEMPOTENCY_MAX_BODY_BYTES.read(c)),
             InboxConfig.parse(c),
             new OutboxEngine.Redrive(
-                c.has("postbox.outbox.redrive.delay")
-                    ? c.duration(
-                        "postbox.outbox.redrive.delay",
-                        Duration.ofMinutes(10),
-                        Duration.ofSeconds(1),
-                        Duration.ofDays(30))
-                    : null,
-                c.integer("postbox.outbox.redrive.max-times", 3, 1, 1_000)),
-            c.integer("postbox.datasource.max-pool-size", 50, 1, 100_000),
-            c.has("postbox.member-name")
-                ? c.string("postbox.member-name", null)
-                : defaultMemberName(),
+                OUTBOX_REDRIVE_DELAY.isSet(c) ? OUTBOX_REDRIVE_DELAY.read(c) : null,
+                OUTBOX_REDRIVE_MAX_TIMES.read(c)),
+            DATASOURCE_MAX_POOL_SIZE.read(c),
+            MEMBER_NAME.readOr(c, defaultMemberName()),
             datePartitions);
     c.requireNoUnknownKeys();
     if (datePartitions != null) {

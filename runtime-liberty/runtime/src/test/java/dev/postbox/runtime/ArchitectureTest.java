@@ -29,6 +29,7 @@ class ArchitectureTest {
     "dev.postbox.runtime",
     "dev.postbox.runtime.checkpoint..",
     "dev.postbox.runtime.common..",
+    "dev.postbox.runtime.config..",
     "dev.postbox.runtime.db..",
     "dev.postbox.runtime.dedup..",
     "dev.postbox.runtime.idempotency..",

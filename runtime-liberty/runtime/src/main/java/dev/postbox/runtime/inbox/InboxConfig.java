@@ -1,15 +1,14 @@
 package dev.postbox.runtime.inbox;
 
+import static dev.postbox.runtime.config.InboxKeys.*;
+
 import dev.postbox.runtime.common.RetryPolicy;
-import dev.postbox.runtime.retention.Retention;
+import dev.postbox.runtime.config.PostboxKeys;
 import dev.postbox.spi.BrokerConfig;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * The {@code postbox.inbox.*} keys: how every subscription's inbox runs, and which subscriptions
@@ -41,82 +40,21 @@ public record InboxConfig(
     int frontMaxIds,
     Set<String> sequenced) {
 
-  public static final List<String> KEYS =
-      List.of(
-          "postbox.inbox.max-attempts",
-          "postbox.inbox.initial-delay",
-          "postbox.inbox.max-delay",
-          "postbox.inbox.max-payload-bytes",
-          "postbox.inbox.batch",
-          "postbox.inbox.workers",
-          "postbox.inbox.deferred",
-          "postbox.inbox.dedup-window",
-          "postbox.inbox.retention.batch",
-          "postbox.inbox.redrive.delay",
-          "postbox.inbox.redrive.max-times",
-          "postbox.inbox.stuck-after",
-          "postbox.inbox.front.window",
-          "postbox.inbox.front.max-ids",
-          "postbox.inbox.sequenced");
-
   public static InboxConfig parse(BrokerConfig c) {
-    RetryPolicy retry =
-        new RetryPolicy(
-            c.integer("postbox.inbox.max-attempts", 10, 1, 1_000),
-            c.duration(
-                "postbox.inbox.initial-delay",
-                Duration.ofSeconds(1),
-                Duration.ZERO,
-                Duration.ofHours(1)),
-            c.duration(
-                "postbox.inbox.max-delay",
-                Duration.ofMinutes(5),
-                Duration.ZERO,
-                Duration.ofDays(1)),
-            0.2);
-    Set<String> deferred = names(c.string("postbox.inbox.deferred", ""));
-    Set<String> sequenced = names(c.string("postbox.inbox.sequenced", ""));
-    Duration redrive =
-        c.has("postbox.inbox.redrive.delay")
-            ? c.duration(
-                "postbox.inbox.redrive.delay",
-                Duration.ofMinutes(10),
-                Duration.ofSeconds(1),
-                Duration.ofDays(30))
-            : null;
     return new InboxConfig(
-        retry,
-        c.integer("postbox.inbox.max-payload-bytes", 1024 * 1024, 1, 256 * 1024 * 1024),
-        c.bool("postbox.inbox.batch", true),
-        c.integer("postbox.inbox.workers", 1, 1, 256),
-        deferred,
-        c.duration(
-            "postbox.inbox.dedup-window",
-            Retention.DEFAULT_DEDUP_WINDOW,
-            Duration.ofMinutes(1),
-            Duration.ofDays(3650)),
-        c.integer("postbox.inbox.retention.batch", 1_000, 1, 100_000),
-        redrive,
-        c.integer("postbox.inbox.redrive.max-times", 3, 1, 1_000),
-        c.duration(
-            "postbox.inbox.stuck-after",
-            Duration.ofMinutes(15),
-            Duration.ofSeconds(1),
-            Duration.ofDays(1)),
-        c.duration(
-            "postbox.inbox.front.window",
-            Duration.ofMinutes(10),
-            Duration.ofSeconds(1),
-            Duration.ofDays(30)),
-        c.integer("postbox.inbox.front.max-ids", 100_000, 0, 100_000_000),
-        sequenced);
-  }
-
-  private static Set<String> names(String list) {
-    return Arrays.stream(list.split(","))
-        .map(String::trim)
-        .filter(s -> !s.isEmpty())
-        .collect(Collectors.toUnmodifiableSet());
+        PostboxKeys.retry(c, INBOX_MAX_ATTEMPTS, INBOX_INITIAL_DELAY, INBOX_MAX_DELAY),
+        INBOX_MAX_PAYLOAD_BYTES.read(c),
+        INBOX_BATCH.read(c),
+        INBOX_WORKERS.read(c),
+        INBOX_DEFERRED.read(c),
+        INBOX_DEDUP_WINDOW.read(c),
+        INBOX_RETENTION_BATCH.read(c),
+        INBOX_REDRIVE_DELAY.isSet(c) ? INBOX_REDRIVE_DELAY.read(c) : null,
+        INBOX_REDRIVE_MAX_TIMES.read(c),
+        INBOX_STUCK_AFTER.read(c),
+        INBOX_FRONT_WINDOW.read(c),
+        INBOX_FRONT_MAX_IDS.read(c),
+        INBOX_SEQUENCED.read(c));
   }
 
   private static boolean names(Set<String> names, String destination, String group) {
