@@ -103,7 +103,7 @@ public record PostboxSettings(
                 OUTBOX_REDRIVE_DELAY.isSet(c) ? OUTBOX_REDRIVE_DELAY.read(c) : null,
                 OUTBOX_REDRIVE_MAX_TIMES.read(c)),
             DATASOURCE_MAX_POOL_SIZE.read(c),
-            MEMBER_NAME.readOr(c, defaultMemberName()),
+            MEMBER_NAME.readOrElse(c, PostboxSettings::defaultMemberName),
             datePartitions);
     c.requireNoUnknownKeys();
     if (datePartitions != null) {

@@ -178,6 +178,11 @@ public final class ConfigKey<T> {
     return c.has(name) ? read(c) : computed;
   }
 
+  /** The key's value, or what {@code computed} gives (asked only when the key is unset). */
+  public T readOrElse(BrokerConfig c, java.util.function.Supplier<T> computed) {
+    return c.has(name) ? read(c) : computed.get();
+  }
+
   /** A required key's value: unset fails, naming it. */
   public String required(BrokerConfig c) {
     return c.required(name);

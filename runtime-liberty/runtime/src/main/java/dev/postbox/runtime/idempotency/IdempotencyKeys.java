@@ -1,6 +1,7 @@
 package dev.postbox.runtime.idempotency;
 
 import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.SqlStates;
 import dev.postbox.runtime.db.Transactions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -61,7 +62,7 @@ public final class IdempotencyKeys {
     try {
       return claimOnce(scope, key, fingerprint, token, now);
     } catch (RuntimeException e) {
-      if (isConcurrencyFailure(e)) {
+      if (SqlStates.inClass(e, "40")) {
         // A deadlock or serialization failure between requests racing for this key (InnoDB's
         // insert after a concurrent delete): another request holds or is taking it.
         return new InFlight();
@@ -131,17 +132,5 @@ public final class IdempotencyKeys {
    */
   public int purge(Instant cutoff, int limit) {
     return tx.inTransaction(c -> keys.purge(c, cutoff, limit));
-  }
-
-  /** SQLState class 40: transaction rollback (deadlock, serialization failure). */
-  private static boolean isConcurrencyFailure(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && s.getSQLState() != null
-          && s.getSQLState().startsWith("40")) {
-        return true;
-      }
-    }
-    return false;
   }
 }

@@ -1,6 +1,7 @@
 package dev.postbox.runtime.idempotency;
 
 import dev.postbox.runtime.db.Dialect;
+import dev.postbox.runtime.db.SqlStates;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -80,7 +81,7 @@ final class IdempotencyRepository {
       ps.executeUpdate();
       return true;
     } catch (SQLException e) {
-      if (isUniqueViolation(e)) {
+      if (SqlStates.inClass(e, "23")) {
         return false;
       }
       throw e;
@@ -178,16 +179,5 @@ final class IdempotencyRepository {
       ps.executeBatch();
     }
     return keys.size();
-  }
-
-  private static boolean isUniqueViolation(SQLException e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof SQLException s
-          && s.getSQLState() != null
-          && s.getSQLState().startsWith("23")) {
-        return true;
-      }
-    }
-    return false;
   }
 }

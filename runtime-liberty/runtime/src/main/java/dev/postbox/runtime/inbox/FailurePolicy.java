@@ -18,7 +18,9 @@ import java.util.Map;
  */
 final class FailurePolicy {
 
-  private static final System.Logger LOG = System.getLogger(FailurePolicy.class.getName());
+  // the inline receiver's logger, as before the failure path had a class of its own
+  private static final System.Logger LOG =
+      System.getLogger("dev.postbox.runtime.inbox.InboxProcessor");
 
   private final Transactions tx;
   private final InboxRepository repo;

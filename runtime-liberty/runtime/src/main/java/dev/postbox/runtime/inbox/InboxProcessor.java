@@ -205,11 +205,13 @@ final class InboxProcessor {
     List<Poison> poison = new ArrayList<>();
     for (Delivery d : deliveries) {
       Item item = classifier.classify(Tracked.of(d), poison);
+      // poison is stored and acked at once, before the next delivery is decoded
+      poison.forEach(failures::poison);
+      poison.clear();
       if (item != null) {
         (knownToFront(item) ? frontHits : classified).add(item);
       }
     }
-    poison.forEach(failures::poison);
     if (!frontHits.isEmpty() && !settleFrontHits(frontHits)) {
       classified.addAll(frontHits); // not counted: the database decides them as usual
     }
