@@ -22,14 +22,11 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
   private static final int PAGE = 100;
 
   private final Transactions tx;
-  private final InboxRepository repo;
   private final DeadLetterRepository letters;
   private final DeadLetterGroupRepository groups;
   private final LetterHoldRepository holds;
   private final String subscription;
-  private final InboxHandler handler;
   private final Clock clock;
-  private final Duration dedupWindow;
   private final boolean sequenced;
   private final LetterReplay replay;
 
@@ -69,17 +66,22 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
       boolean sequenced) {
     this.sequenced = sequenced;
     this.tx = tx;
-    this.repo = new InboxRepository(dialect);
     this.letters = new DeadLetterRepository(dialect);
     this.groups = new DeadLetterGroupRepository(dialect);
     this.holds = new LetterHoldRepository(dialect);
     this.subscription = subscription;
-    this.handler = handler;
     this.clock = clock;
-    this.dedupWindow = dedupWindow;
     this.replay =
         new LetterReplay(
-            tx, repo, letters, holds, subscription, handler, clock, dedupWindow, sequenced);
+            tx,
+            new InboxRepository(dialect),
+            letters,
+            holds,
+            subscription,
+            handler,
+            clock,
+            dedupWindow,
+            sequenced);
   }
 
   /** How many dead letters of this subscription are open. */
