@@ -95,7 +95,7 @@ class BrokenBatchPathIT {
               Clock.systemUTC(),
               InboxListener.NONE,
               null);
-      try (Consumer consumer = broker.subscribe(new Subscription(topic, "g", 5_000))) {
+      try (Consumer consumer = broker.subscribe(new Subscription(topic, "broken-batch", 5_000))) {
         await()
             .atMost(Duration.ofSeconds(60))
             .until(
