@@ -3,7 +3,8 @@ package dev.postbox.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,19 +37,19 @@ class BrokerOutageIT {
   private static final int ORDERS_PER_SECOND = 20;
 
   private final int outageSeconds = Integer.getInteger("outage.seconds", 30);
-  private KafkaTestBroker kafka;
+  private TestBroker kafka;
   private TortureDatabase db;
   private VariantServer server;
 
   @BeforeAll
   void start() {
-    kafka = KafkaTestBroker.start();
-    kafka.createTopic("outage-orders", 4);
-    kafka.createTopic("outage-payments", 4);
+    kafka = TestBrokers.named("kafka").start();
+    kafka.createDestination("outage-orders", 4);
+    kafka.createDestination("outage-payments", 4);
     db = TortureDatabase.of("postgresql", null);
     Map<String, String> vars = new HashMap<>(db.serverVariables());
     vars.put("postbox.broker", "kafka");
-    vars.put("postbox.broker.bootstrap.servers", kafka.bootstrapServers());
+    kafka.config().forEach((k, v) -> vars.put("postbox.broker." + k, v));
     vars.put("payments.orders.topic", "outage-orders");
     vars.put("payments.payments.topic", "outage-payments");
     vars.put("payments.embedded-artemis", "false");

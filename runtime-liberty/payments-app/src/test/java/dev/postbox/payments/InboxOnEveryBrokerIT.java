@@ -3,9 +3,6 @@ package dev.postbox.payments;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
 import dev.postbox.runtime.Postbox;
 import dev.postbox.runtime.PostboxSettings;
 import dev.postbox.runtime.api.DeadLetter;
@@ -16,6 +13,8 @@ import dev.postbox.runtime.inbox.RunningSubscription;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,18 +31,12 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 import javax.sql.DataSource;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import software.amazon.awssdk.services.sqs.model.MessageAttributeValue;
-import software.amazon.awssdk.services.sqs.model.SendMessageRequest;
 
 /**
  * The inbox on every broker, with its real consumer loop and real databases.
@@ -63,17 +56,14 @@ class InboxOnEveryBrokerIT {
   private static final String FAR_FUTURE = "+1000000000-01-01T00:00:00Z";
   private static final int MAX_PAYLOAD = 10_000;
 
-  private final KafkaTestBroker kafka = KafkaTestBroker.shared();
-  private final ArtemisTestBroker artemis = ArtemisTestBroker.shared();
-  private final ElasticMqTestBroker sqs = ElasticMqTestBroker.shared();
   private final List<AutoCloseable> cleanup = new ArrayList<>();
   private final Map<String, String> table = new ConcurrentHashMap<>();
 
   static Stream<Arguments> brokersAndDatabases() {
     List<Arguments> all = new ArrayList<>();
-    for (String broker : List.of("kafka", "artemis", "sqs")) {
+    for (TestBroker.Provider broker : TestBrokers.adapters()) {
       for (String db : List.of("postgresql", "mariadb", "h2")) {
-        all.add(Arguments.of(broker, db));
+        all.add(Arguments.of(broker.name(), db));
       }
     }
     return all.stream();
@@ -98,7 +88,9 @@ class InboxOnEveryBrokerIT {
       String brokerName, String db) throws Exception {
     DataSource ds = database(db);
     String destination = "poison-" + UUID.randomUUID().toString().substring(0, 8);
-    Broker broker = Brokers.open(brokerName, adapterConfig(brokerName, destination));
+    TestBroker test = track(TestBrokers.named(brokerName).shared());
+    test.createDestination(destination, 1);
+    Broker broker = Brokers.open(test.provider().adapter(), test.config());
     cleanup.add(0, broker);
     String group = "g-" + destination;
     String subscription = destination + "/" + group;
@@ -125,13 +117,13 @@ class InboxOnEveryBrokerIT {
     expected.put("raw headers above the columns", DeadLetterReason.MALFORMED);
     expected.put("payload above max-payload-bytes", DeadLetterReason.OVERSIZED);
     expected.put("no CloudEvents attributes", DeadLetterReason.MALFORMED);
-    Raw raw = raw(brokerName, destination);
+    Raw raw = new Raw(test, destination);
     boolean nulSent = true;
     raw.cloudEvent("far-future", "Unheard", FAR_FUTURE, "{}");
     try {
       raw.cloudEvent("nul\u0000id", "OrderCaptured", "2026-01-01T00:00:00Z", "{}");
     } catch (RuntimeException refused) {
-      // SQS allows no NUL in an attribute value: the broker itself refuses such a message
+      // a broker may refuse a NUL at send (SQS allows none in an attribute value)
       nulSent = false;
       expected.remove("NUL in the event id");
       table.put(brokerName + " " + db + " NUL in the event id", "refused by the broker at send");
@@ -189,7 +181,7 @@ class InboxOnEveryBrokerIT {
   }
 
   static Stream<Arguments> orderedBrokers() {
-    return Stream.of(Arguments.of("kafka"), Arguments.of("artemis"), Arguments.of("sqs-fifo"));
+    return TestBrokers.ordered().stream().map(p -> Arguments.of(p.name()));
   }
 
   @ParameterizedTest(name = "{0}")
@@ -200,15 +192,13 @@ class InboxOnEveryBrokerIT {
     // delay, while the failing one waited longer and longer: on Artemis and SQS they came back,
     // and were processed, first.
     DataSource ds = database("h2");
-    boolean fifo = brokerName.equals("sqs-fifo");
-    String adapter = fifo ? "sqs" : brokerName;
+    TestBroker test = track(TestBrokers.named(brokerName).shared());
     String destination =
-        "order-" + UUID.randomUUID().toString().substring(0, 8) + (fifo ? ".fifo" : "");
-    Map<String, String> config = new java.util.HashMap<>(adapterConfig(adapter, destination));
-    if (fifo) {
-      config.put("fifo", "true");
-    }
-    Broker broker = Brokers.open(adapter, config);
+        "order-"
+            + UUID.randomUUID().toString().substring(0, 8)
+            + test.provider().destinationSuffix();
+    test.createDestination(destination, 1);
+    Broker broker = Brokers.open(test.provider().adapter(), test.config());
     cleanup.add(0, broker);
     String group = "g-" + destination.replace(".", "-");
     String subscription = destination + "/" + group;
@@ -261,31 +251,13 @@ class InboxOnEveryBrokerIT {
     return PostboxSettings.parse(raw);
   }
 
-  // ---- brokers: the adapter's settings, and raw messages no adapter would send ----
+  // ---- raw messages no adapter would send, each class built once ----
 
-  private Map<String, String> adapterConfig(String broker, String destination) {
-    return switch (broker) {
-      case "kafka" -> {
-        kafka.createTopic(destination, 1);
-        yield Map.of("bootstrap.servers", kafka.bootstrapServers());
-      }
-      case "artemis" -> Map.of("url", artemis.url());
-      case "sqs" -> {
-        sqs.createQueue(destination);
-        yield sqs.config();
-      }
-      default -> throw new IllegalArgumentException(broker);
-    };
-  }
-
-  /** Raw messages for one broker: each class is built once, and sent the broker's own way. */
-  private abstract static class Raw {
-    /** How many headers the broker carries at most, for the bloated message. */
-    int maxHeaders() {
-      return 40;
+  /** Raw messages for one broker, sent the broker's own way ({@link TestBroker#sendRaw}). */
+  private record Raw(TestBroker broker, String destination) {
+    void send(Map<String, String> headers, String body) throws Exception {
+      broker.sendRaw(destination, headers, body);
     }
-
-    abstract void send(Map<String, String> headers, String body) throws Exception;
 
     void cloudEvent(String id, String type, String time, String body) throws Exception {
       send(ce(id, type, time), body);
@@ -293,7 +265,7 @@ class InboxOnEveryBrokerIT {
 
     /** Not an event: many large headers, more than any dead-letter column holds. */
     void bloated() throws Exception {
-      send(bloatedHeaders(maxHeaders()), "not an event");
+      send(bloatedHeaders(broker.maxRawHeaders()), "not an event");
     }
 
     /** Not an event: a body and nothing else. */
@@ -318,81 +290,6 @@ class InboxOnEveryBrokerIT {
       h.put("x_big_" + i, "v".repeat(2_000));
     }
     return h;
-  }
-
-  private Raw raw(String broker, String destination) {
-    return switch (broker) {
-      case "kafka" ->
-          new Raw() {
-            final KafkaProducer<byte[], byte[]> producer = track(kafkaProducer());
-
-            @Override
-            void send(Map<String, String> headers, String body) throws Exception {
-              ProducerRecord<byte[], byte[]> r =
-                  new ProducerRecord<>(destination, body.getBytes(StandardCharsets.UTF_8));
-              headers.forEach((k, v) -> r.headers().add(k, v.getBytes(StandardCharsets.UTF_8)));
-              producer.send(r).get();
-            }
-          };
-      case "artemis" ->
-          new Raw() {
-            @Override
-            void send(Map<String, String> properties, String body) throws Exception {
-              try (var factory =
-                      new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
-                          artemis.url());
-                  var connection = factory.createConnection();
-                  var session =
-                      connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
-                  var producer = session.createProducer(session.createQueue(destination))) {
-                var message = session.createBytesMessage();
-                message.writeBytes(body.getBytes(StandardCharsets.UTF_8));
-                for (var p : properties.entrySet()) {
-                  message.setStringProperty(p.getKey(), p.getValue());
-                }
-                producer.send(message);
-              }
-            }
-          };
-      case "sqs" ->
-          new Raw() {
-            final String url = sqs.client().getQueueUrl(b -> b.queueName(destination)).queueUrl();
-
-            @Override
-            int maxHeaders() {
-              return 10; // SQS carries at most 10 message attributes
-            }
-
-            @Override
-            void send(Map<String, String> attributes, String body) {
-              Map<String, MessageAttributeValue> a = new LinkedHashMap<>();
-              attributes.forEach(
-                  (k, v) ->
-                      a.put(
-                          k,
-                          MessageAttributeValue.builder()
-                              .dataType("String")
-                              .stringValue(v)
-                              .build()));
-              sqs.client()
-                  .sendMessage(
-                      SendMessageRequest.builder()
-                          .queueUrl(url)
-                          .messageBody(body)
-                          .messageAttributes(a)
-                          .build());
-            }
-          };
-      default -> throw new IllegalArgumentException(broker);
-    };
-  }
-
-  private KafkaProducer<byte[], byte[]> kafkaProducer() {
-    return new KafkaProducer<>(
-        Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-            ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-            ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
   }
 
   private <T extends AutoCloseable> T track(T closeable) {

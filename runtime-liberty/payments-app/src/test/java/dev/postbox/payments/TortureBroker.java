@@ -1,27 +1,18 @@
 package dev.postbox.payments;
 
-import dev.postbox.broker.artemis.testing.ArtemisTestBroker;
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
-import dev.postbox.broker.sqs.testing.ElasticMqTestBroker;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Stream;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * A real broker for the crash harness: its settings for the app and for the harness's own
  * republisher, poison injection, and a restart where the broker keeps its messages across one.
+ * Every broker an adapter's test-jar registers ({@link TestBrokers}) can be one, plus {@link
+ * Embedded}, the Artemis broker inside the payments server.
  */
 abstract class TortureBroker implements AutoCloseable {
 
@@ -42,7 +33,7 @@ abstract class TortureBroker implements AutoCloseable {
     payments = "torture-payments-" + UUID.randomUUID().toString().substring(0, 8) + suffix;
   }
 
-  /** The adapter's name: kafka, artemis or sqs. */
+  /** The adapter's name, as the server's {@code postbox.broker} names it. */
   abstract String name();
 
   /** The run's name for the broker, e.g. kafka, or embedded for the Artemis inside the server. */
@@ -67,8 +58,9 @@ abstract class TortureBroker implements AutoCloseable {
   abstract void injectPoison(int count) throws Exception;
 
   /**
-   * Fails the broker for a few seconds, keeping its messages: a restart, or for SQS FIFO an outage
-   * of the endpoint (see {@link Sqs}).
+   * Fails the broker for a few seconds, keeping its messages: a restart, or an outage of its
+   * endpoint where a restart would lose what the real broker never loses ({@link
+   * TestBroker#restart()}).
    */
   abstract void restart();
 
@@ -93,28 +85,16 @@ abstract class TortureBroker implements AutoCloseable {
     return adapterConfig();
   }
 
-  /** Text messages that are not events, straight to an Artemis queue. */
-  static void sendJmsPoison(String url, String user, String password, String queue, int count)
-      throws Exception {
-    try (var factory = new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(url);
-        var connection = factory.createConnection(user, password);
-        var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
-        var producer = session.createProducer(session.createQueue(queue))) {
-      for (int i = 0; i < count; i++) {
-        producer.send(session.createTextMessage("poison " + i));
-      }
-    }
-  }
-
-  static TortureBroker of(String name) {
-    return switch (name) {
-      case "kafka" -> new Kafka();
-      case "artemis" -> new Artemis();
-      case "sqs" -> new Sqs(false);
-      case "sqs-fifo" -> new Sqs(true);
-      case "embedded" -> new Embedded();
-      default -> throw new IllegalArgumentException("no torture broker '" + name + "'");
-    };
+  /**
+   * The registered test broker named {@code name}, or embedded.
+   *
+   * @param restarts whether the run restarts the broker: then it gets one of its own; otherwise it
+   *     shares the JVM's (its destinations are its own either way)
+   */
+  static TortureBroker of(String name, boolean restarts) {
+    return name.equals("embedded")
+        ? new Embedded()
+        : new Registered(TestBrokers.named(name), restarts);
   }
 
   /**
@@ -159,7 +139,17 @@ abstract class TortureBroker implements AutoCloseable {
 
     @Override
     void injectPoison(int count) throws Exception {
-      sendJmsPoison("tcp://127.0.0.1:" + port, USER, PASSWORD, orders, count);
+      // text messages that are not events, straight to the embedded broker's queue
+      try (var factory =
+              new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                  "tcp://127.0.0.1:" + port);
+          var connection = factory.createConnection(USER, PASSWORD);
+          var session = connection.createSession(false, jakarta.jms.Session.AUTO_ACKNOWLEDGE);
+          var producer = session.createProducer(session.createQueue(orders))) {
+        for (int i = 0; i < count; i++) {
+          producer.send(session.createTextMessage("poison " + i));
+        }
+      }
     }
 
     @Override
@@ -179,179 +169,65 @@ abstract class TortureBroker implements AutoCloseable {
     }
   }
 
-  /** Kafka (KRaft) in this JVM; a restart keeps its log. */
-  static final class Kafka extends TortureBroker {
-    private final KafkaTestBroker kafka = KafkaTestBroker.start();
-
-    Kafka() {
-      kafka.createTopic(orders, 8);
-      kafka.createTopic(payments, 8);
-    }
-
-    @Override
-    String name() {
-      return "kafka";
-    }
-
-    @Override
-    Map<String, String> adapterConfig() {
-      // Kafka's defaults (session.timeout.ms 45 s): a restarted server takes its partitions back
-      // at once as the same static member (postbox.member-name), without waiting for them.
-      return Map.of("bootstrap.servers", kafka.bootstrapServers());
-    }
-
-    @Override
-    Map<String, String> republisherConfig() {
-      return Map.of("bootstrap.servers", kafka.bootstrapServers());
-    }
-
-    @Override
-    void injectPoison(int count) throws Exception {
-      try (KafkaProducer<byte[], byte[]> raw =
-          new KafkaProducer<>(
-              Map.of(
-                  ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-                  ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                  ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-        for (int i = 0; i < count; i++) {
-          raw.send(new ProducerRecord<>(orders, ("poison " + i).getBytes(StandardCharsets.UTF_8)))
-              .get();
-        }
-      }
-    }
-
-    @Override
-    void restart() {
-      kafka.restart();
-    }
-
-    @Override
-    public void close() {
-      kafka.close();
-    }
-  }
-
-  /** Artemis in this JVM with a persistent journal; a restart keeps the journal. */
-  static final class Artemis extends TortureBroker {
-    private final ArtemisTestBroker artemis = ArtemisTestBroker.start();
-
-    @Override
-    String name() {
-      return "artemis";
-    }
-
-    @Override
-    Map<String, String> adapterConfig() {
-      return Map.of("url", artemis.url());
-    }
-
-    @Override
-    Map<String, String> republisherConfig() {
-      // Artemis would drop our copies by their duplicate id before the inbox could see them.
-      return Map.of("url", artemis.url(), "duplicate.detection", "false");
-    }
-
-    @Override
-    void injectPoison(int count) throws Exception {
-      sendJmsPoison(artemis.url(), null, null, orders, count);
-    }
-
-    @Override
-    void restart() {
-      artemis.restart();
-    }
-
-    @Override
-    public void close() {
-      artemis.close();
-    }
-  }
-
   /**
-   * ElasticMQ standing in for SQS, in this JVM. Standard queues, or FIFO queues (message groups by
-   * key, so order per key is promised). SQS itself never restarts; what its clients meet is an
-   * endpoint that goes away. Standard queues: the server keeps its messages in a database and
-   * restarts. FIFO queues: the server stays up, in memory, and its endpoint is taken away for five
-   * seconds (connections reset, new ones refused), because ElasticMQ's restart forgets FIFO group
-   * locks (see {@code ElasticMqFifoStandInIT} in broker-sqs).
+   * A broker an adapter's test-jar registers, started for this run alone if the run restarts it: 8
+   * partitions per destination where the broker has partitions.
    */
-  static final class Sqs extends TortureBroker {
-    private static final Duration OUTAGE = Duration.ofSeconds(5);
-    private final boolean fifo;
-    private final Path storage;
-    private final ElasticMqTestBroker sqs;
+  static final class Registered extends TortureBroker {
+    private final TestBroker broker;
 
-    Sqs(boolean fifo) {
-      super(fifo ? ".fifo" : "");
-      this.fifo = fifo;
-      try {
-        storage = Files.createTempDirectory("torture-elasticmq");
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      sqs = fifo ? ElasticMqTestBroker.withOutages() : ElasticMqTestBroker.persistent(storage);
-      sqs.createQueue(orders);
-      sqs.createQueue(payments);
+    Registered(TestBroker.Provider provider, boolean own) {
+      super(provider.destinationSuffix());
+      this.broker = own ? provider.start() : provider.shared();
+      broker.createDestination(orders, 8);
+      broker.createDestination(payments, 8);
     }
 
     @Override
-    boolean ordered() {
-      return fifo;
+    String name() {
+      return broker.provider().adapter();
     }
 
     @Override
     String label() {
-      return fifo ? "sqs-fifo" : "sqs";
+      return broker.name();
+    }
+
+    @Override
+    boolean ordered() {
+      return broker.provider().ordered();
     }
 
     @Override
     Map<String, String> adapterConfig() {
-      return sqs.config("fifo", Boolean.toString(fifo));
+      return broker.config();
     }
 
     @Override
-    String name() {
-      return "sqs";
+    Map<String, String> republisherConfig() {
+      return broker.republisherConfig();
     }
 
     @Override
-    void injectPoison(int count) {
-      String url = sqs.client().getQueueUrl(b -> b.queueName(orders)).queueUrl();
+    void injectPoison(int count) throws Exception {
       for (int i = 0; i < count; i++) {
-        int n = i;
-        sqs.client()
-            .sendMessage(
-                b -> {
-                  b.queueUrl(url).messageBody("poison " + n);
-                  if (fifo) {
-                    b.messageGroupId("poison").messageDeduplicationId("poison-" + n);
-                  }
-                });
+        broker.sendRaw(orders, Map.of(), "poison " + i);
       }
     }
 
     @Override
     void restart() {
-      if (fifo) {
-        sqs.outage(OUTAGE);
-      } else {
-        sqs.restart();
-      }
+      broker.restart();
     }
 
     @Override
     String restartLabel() {
-      return fifo ? "SQS endpoint outage of " + OUTAGE.toSeconds() + " s" : super.restartLabel();
+      return broker.restartLabel();
     }
 
     @Override
-    public void close() throws IOException {
-      sqs.close();
-      try (Stream<Path> files = Files.walk(storage)) {
-        for (Path f : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
-          Files.delete(f);
-        }
-      }
+    public void close() {
+      broker.close();
     }
   }
 }

@@ -279,7 +279,7 @@ final class TortureHarness {
     if (settings.instances() > 1 && !settings.database().equals("postgresql")) {
       throw new IllegalArgumentException("several instances share a PostgreSQL database only");
     }
-    try (TortureBroker broker = TortureBroker.of(settings.broker());
+    try (TortureBroker broker = TortureBroker.of(settings.broker(), settings.brokerRestart());
         TortureDatabase database =
             TortureDatabase.of(
                 settings.database(), VariantServer.dirOf("torture-" + broker.label()))) {
@@ -353,15 +353,36 @@ final class TortureHarness {
       } finally {
         stopRepublisher.set(true);
         if (!serversStopped) {
-          for (VariantServer server : servers) {
-            try {
-              server.resume(); // in case a failure left it paused
-            } catch (RuntimeException alreadyGone) {
-              // stopped or killed
-            }
-            server.close();
-          }
+          stopAll(servers);
         }
+      }
+    }
+  }
+
+  /** Stops the servers side by side (the verdict is in; nothing here is measured). */
+  private static void stopAll(List<VariantServer> servers) {
+    List<Thread> stopping = new ArrayList<>();
+    for (VariantServer server : servers) {
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  server.resume(); // in case a failure left it paused
+                } catch (RuntimeException alreadyGone) {
+                  // stopped or killed
+                }
+                server.close();
+              },
+              "stop-" + server);
+      t.start();
+      stopping.add(t);
+    }
+    for (Thread t : stopping) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
       }
     }
   }

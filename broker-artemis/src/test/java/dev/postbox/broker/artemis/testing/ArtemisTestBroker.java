@@ -86,6 +86,13 @@ public final class ArtemisTestBroker implements AutoCloseable {
     }
   }
 
+  /** Starts a stopped broker again, on the same port and journal. */
+  public synchronized void resume() {
+    if (server == null) {
+      startServer();
+    }
+  }
+
   @Override
   public void close() {
     stop();

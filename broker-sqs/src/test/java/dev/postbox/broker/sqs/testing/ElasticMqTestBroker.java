@@ -128,7 +128,7 @@ public final class ElasticMqTestBroker implements AutoCloseable {
       throw new IllegalStateException("an in-memory ElasticMQ loses its messages on restart");
     }
     List<String> queues = admin.listQueues().queueUrls();
-    stop.run();
+    stop();
     startPersistent();
     // ElasticMQ answers before it has restored its queues from storage; callers of restart() get
     // the server back whole. (Clients calling meanwhile may see "queue does not exist".)
@@ -136,6 +136,28 @@ public final class ElasticMqTestBroker implements AutoCloseable {
         .atMost(Duration.ofSeconds(30))
         .ignoreExceptions()
         .until(() -> admin.listQueues().queueUrls().containsAll(queues));
+  }
+
+  /**
+   * Stops a server made {@link #persistent}, keeping its messages, until {@link #resume()}.
+   *
+   * @throws IllegalStateException for an in-memory server
+   */
+  public synchronized void stop() {
+    if (storage == null) {
+      throw new IllegalStateException("an in-memory ElasticMQ loses its messages when stopped");
+    }
+    if (stop != null) {
+      stop.run();
+      stop = null;
+    }
+  }
+
+  /** Starts a server stopped by {@link #stop()} again, on the same port, with its messages. */
+  public synchronized void resume() {
+    if (stop == null) {
+      startPersistent();
+    }
   }
 
   private void startPersistent() {
@@ -230,11 +252,14 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
     admin.close();
     if (endpoint != null) {
       endpoint.close();
     }
-    stop.run();
+    if (stop != null) {
+      stop.run();
+      stop = null;
+    }
   }
 }

@@ -1,7 +1,8 @@
 package dev.postbox.runtime.jakarta.deployment;
 
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.jakarta.deployment.app.Orders;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -33,7 +35,7 @@ public final class Deployments {
 
   /**
    * @param name the archive's name, and so its context root
-   * @param adapter kafka, artemis or sqs: the folder of its jars under target/deployment-jars
+   * @param adapter the adapter's name: the folder of its jars under target/deployment-jars
    * @param dataSource the server's data source (src/test/liberty/arquillian/server.xml)
    * @param config the application's MicroProfile Config, besides the data source
    */
@@ -71,24 +73,23 @@ public final class Deployments {
         .addAsResource(new StringAsset(persistenceXml(dataSource)), "META-INF/persistence.xml");
   }
 
-  /** {@link #orders} on the Kafka adapter, with a topic of its own on the test broker. */
-  static WebArchive ordersOnKafka(
-      String name, String dataSource, Class<? extends DeploymentContract> test) {
-    KafkaTestBroker kafka = KafkaTestBroker.shared();
-    String topic = name + "-" + UUID.randomUUID();
-    kafka.createTopic(topic, 4);
-    return orders(
-        name,
-        "kafka",
-        dataSource,
-        Map.of(
-            "postbox.broker",
-            "kafka",
-            "postbox.broker.bootstrap.servers",
-            kafka.bootstrapServers(),
-            "deployment.topic",
-            topic),
-        test);
+  /**
+   * {@link #orders} on a registered test broker (the JVM's shared one) with a destination of its
+   * own, and the adapter's jars. The broker's own deduplication is off ({@link
+   * TestBroker#republisherConfig()}): the contract's republished copy must reach the inbox.
+   *
+   * @param broker a registered test broker's name
+   */
+  static WebArchive ordersOn(
+      String broker, String name, String dataSource, Class<? extends DeploymentContract> test) {
+    TestBroker b = TestBrokers.named(broker).shared();
+    String destination = name + "-" + UUID.randomUUID() + b.provider().destinationSuffix();
+    b.createDestination(destination, 4);
+    Map<String, String> config = new HashMap<>();
+    b.republisherConfig().forEach((k, v) -> config.put("postbox.broker." + k, v));
+    config.put("postbox.broker", b.provider().adapter());
+    config.put("deployment.topic", destination);
+    return orders(name, b.provider().adapter(), dataSource, config, test);
   }
 
   /** The in-container tests' server log, for what a test must see logged. */

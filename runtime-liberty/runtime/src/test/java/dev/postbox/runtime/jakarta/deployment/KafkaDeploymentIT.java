@@ -9,6 +9,7 @@ public class KafkaDeploymentIT extends DeploymentContract {
   @Deployment
   public static WebArchive deployment() {
     Deployments.freshPostgresSchema("arq_kafka");
-    return Deployments.ordersOnKafka("deployment-kafka", "jdbc/arq-kafka", KafkaDeploymentIT.class);
+    return Deployments.ordersOn(
+        "kafka", "deployment-kafka", "jdbc/arq-kafka", KafkaDeploymentIT.class);
   }
 }

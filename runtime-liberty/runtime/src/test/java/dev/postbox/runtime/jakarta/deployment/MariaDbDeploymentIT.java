@@ -12,7 +12,7 @@ public class MariaDbDeploymentIT extends DeploymentContract {
   @Deployment
   public static WebArchive deployment() {
     Deployments.freshMariaDbDatabase("postbox_arq");
-    return Deployments.ordersOnKafka(
-        "deployment-mariadb", "jdbc/arq-mariadb", MariaDbDeploymentIT.class);
+    return Deployments.ordersOn(
+        "kafka", "deployment-mariadb", "jdbc/arq-mariadb", MariaDbDeploymentIT.class);
   }
 }

@@ -1,0 +1,13 @@
+package dev.postbox.broker.sqs;
+
+import dev.postbox.broker.sqs.testing.ElasticMqTestBrokers;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokerKit;
+
+/** The SQS FIFO (ElasticMQ) test broker that other modules take through ServiceLoader. */
+class ElasticMqFifoTestBrokerIT extends TestBrokerKit {
+  @Override
+  protected TestBroker.Provider provider() {
+    return new ElasticMqTestBrokers.Fifo();
+  }
+}
