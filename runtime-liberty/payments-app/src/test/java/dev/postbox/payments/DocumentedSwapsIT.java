@@ -42,12 +42,18 @@ class DocumentedSwapsIT {
   }
 
   private static void swap(String script, String profile) throws Exception {
-    Map<String, String> variables = profileVariables(profile);
+    Map<String, String> variables = new java.util.HashMap<>(profileVariables(profile));
     assertThat(variables).containsEntry("postbox.broker", profile);
+    // as shipped: the OpenAPI document is built, over the adapter's jars too
+    variables.put("mp.openapi.scan.disable", "false");
     try (LocalBroker broker = LocalBroker.start(script);
         VariantServer server = new VariantServer(profile, "payments-swap-" + profile, variables)) {
       server.start();
-      HundredOrders.placeAndAwait(new PaymentsApi(server.url()));
+      PaymentsApi api = new PaymentsApi(server.url());
+      HundredOrders.placeAndAwait(api);
+      var openApi = api.get("/openapi");
+      assertThat(openApi.statusCode()).isEqualTo(200);
+      assertThat(openApi.body()).containsPattern("(?m)^openapi: 3\\.").contains("/orders");
     }
   }
 

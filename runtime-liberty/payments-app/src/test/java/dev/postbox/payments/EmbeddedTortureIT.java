@@ -13,6 +13,6 @@ class EmbeddedTortureIT {
   @Test
   void everyAcceptedOrderIsChargedAndNotifiedExactlyOnceThroughCrashes() throws Exception {
     // no broker restart of its own (the broker lives in the server), nothing republished
-    new TortureRun("embedded", 2, "h2", null, 0, false, 1).prove();
+    new TortureRun("embedded", BrokerTortureIT.INBOX_WINDOW, "h2", null, 0, false, 1).prove();
   }
 }

@@ -10,6 +10,14 @@ import org.junit.jupiter.api.Test;
 class MariaDbKafkaTortureIT {
   @Test
   void everyAcceptedOrderIsChargedAndNotifiedExactlyOnceThroughCrashes() throws Exception {
-    new TortureRun("kafka", 1, "mariadb", BrokerTortureIT.UTC_PLUS_14, 20, true, 1).prove();
+    new TortureRun(
+            "kafka",
+            BrokerTortureIT.RELAY_WINDOW,
+            "mariadb",
+            BrokerTortureIT.UTC_PLUS_14,
+            20,
+            true,
+            1)
+        .prove();
   }
 }

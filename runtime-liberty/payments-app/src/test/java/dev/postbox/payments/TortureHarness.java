@@ -359,9 +359,13 @@ final class TortureHarness {
     }
   }
 
-  /** Stops the servers side by side (the verdict is in; nothing here is measured). */
+  /**
+   * Stops the servers side by side (the verdict is in; nothing here is measured), waits for every
+   * stop, and rethrows the first failure with the others suppressed.
+   */
   private static void stopAll(List<VariantServer> servers) {
     List<Thread> stopping = new ArrayList<>();
+    List<RuntimeException> failures = java.util.Collections.synchronizedList(new ArrayList<>());
     for (VariantServer server : servers) {
       Thread t =
           new Thread(
@@ -371,19 +375,33 @@ final class TortureHarness {
                 } catch (RuntimeException alreadyGone) {
                   // stopped or killed
                 }
-                server.close();
+                try {
+                  server.close();
+                } catch (RuntimeException e) {
+                  failures.add(e);
+                }
               },
               "stop-" + server);
       t.start();
       stopping.add(t);
     }
+    boolean interrupted = false;
     for (Thread t : stopping) {
-      try {
-        t.join();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
+      while (t.isAlive()) {
+        try {
+          t.join();
+        } catch (InterruptedException e) {
+          interrupted = true; // every stop is still waited for
+        }
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (!failures.isEmpty()) {
+      RuntimeException first = failures.get(0);
+      failures.subList(1, failures.size()).forEach(first::addSuppressed);
+      throw first;
     }
   }
 

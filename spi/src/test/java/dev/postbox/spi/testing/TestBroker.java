@@ -3,9 +3,9 @@ package dev.postbox.spi.testing;
 import java.util.Map;
 
 /**
- * A real broker for tests outside its adapter's module: the crash harness, the inbox's poison runs,
- * the outage tests and the benchmarks start one through {@link TestBrokers} and never name the
- * adapter. Each adapter's test-jar offers its brokers with a {@link Provider} registered in {@code
+ * A real broker for tests outside its adapter's module: the crash harness, the inbox's poison runs
+ * and the in-container deployments take one through {@link TestBrokers} and never name the adapter.
+ * Each adapter's test-jar offers its brokers with a {@link Provider} registered in {@code
  * META-INF/services/dev.postbox.spi.testing.TestBroker$Provider}; a new adapter that does so joins
  * every such test without an edit there.
  *

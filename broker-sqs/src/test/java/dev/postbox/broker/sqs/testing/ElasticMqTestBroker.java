@@ -47,6 +47,7 @@ public final class ElasticMqTestBroker implements AutoCloseable {
   private final Path storage;
   private final EndpointOutage endpoint;
   private Runnable stop;
+  private List<String> queuesAtStop = List.of();
 
   private ElasticMqTestBroker(boolean outages) {
     SQSRestServer server =
@@ -127,15 +128,8 @@ public final class ElasticMqTestBroker implements AutoCloseable {
     if (storage == null) {
       throw new IllegalStateException("an in-memory ElasticMQ loses its messages on restart");
     }
-    List<String> queues = admin.listQueues().queueUrls();
     stop();
-    startPersistent();
-    // ElasticMQ answers before it has restored its queues from storage; callers of restart() get
-    // the server back whole. (Clients calling meanwhile may see "queue does not exist".)
-    org.awaitility.Awaitility.await()
-        .atMost(Duration.ofSeconds(30))
-        .ignoreExceptions()
-        .until(() -> admin.listQueues().queueUrls().containsAll(queues));
+    resume();
   }
 
   /**
@@ -148,15 +142,26 @@ public final class ElasticMqTestBroker implements AutoCloseable {
       throw new IllegalStateException("an in-memory ElasticMQ loses its messages when stopped");
     }
     if (stop != null) {
+      queuesAtStop = admin.listQueues().queueUrls();
       stop.run();
       stop = null;
     }
   }
 
-  /** Starts a server stopped by {@link #stop()} again, on the same port, with its messages. */
+  /**
+   * Starts a server stopped by {@link #stop()} again, on the same port, with its messages, and
+   * returns once it has restored its queues.
+   */
   public synchronized void resume() {
     if (stop == null) {
       startPersistent();
+      // ElasticMQ answers before it has restored its queues from storage; callers get the server
+      // back whole. (Clients calling meanwhile may see "queue does not exist".)
+      List<String> queues = queuesAtStop;
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .ignoreExceptions()
+          .until(() -> admin.listQueues().queueUrls().containsAll(queues));
     }
   }
 
