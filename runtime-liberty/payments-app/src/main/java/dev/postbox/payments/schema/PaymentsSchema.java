@@ -46,8 +46,31 @@ public class PaymentsSchema {
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
       for (String ddl : DDL) {
-        s.execute(ddl);
+        execute(s, ddl);
       }
     }
+  }
+
+  /**
+   * Runs one idempotent statement. Instances of a service start together: on PostgreSQL two
+   * concurrent {@code CREATE ... IF NOT EXISTS} can collide (a duplicate key in the catalogue) when
+   * both see the table absent. The loser's error comes once the winner committed, so running the
+   * statement again finds the table there and does nothing.
+   */
+  private static void execute(Statement s, String ddl) throws SQLException {
+    SQLException first = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      try {
+        s.execute(ddl);
+        return;
+      } catch (SQLException raced) {
+        if (first == null) {
+          first = raced;
+        } else {
+          first.addSuppressed(raced);
+        }
+      }
+    }
+    throw first;
   }
 }

@@ -1,0 +1,67 @@
+package dev.postbox.payments.schema;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Instances of one service start together in a rollout: each creates the business tables at the
+ * same moment, on PostgreSQL, where two concurrent {@code CREATE TABLE IF NOT EXISTS} can collide
+ * (a duplicate key in {@code pg_type}). Every instance must start.
+ */
+class PaymentsSchemaIT {
+
+  private static final String BASE = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
+
+  @Test
+  void fourInstancesCreatingTheTablesAtOnceAllStart() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      for (int round = 0; round < 15; round++) {
+        String schema = "pay_schema_race_" + round;
+        admin("DROP SCHEMA IF EXISTS " + schema + " CASCADE", "CREATE SCHEMA " + schema);
+        CyclicBarrier together = new CyclicBarrier(4);
+        List<Future<?>> starts = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          starts.add(
+              pool.submit(
+                  () -> {
+                    PaymentsSchema instance = new PaymentsSchema();
+                    org.postgresql.ds.PGSimpleDataSource ds =
+                        new org.postgresql.ds.PGSimpleDataSource();
+                    ds.setURL(BASE + "&currentSchema=" + schema);
+                    instance.dataSource = ds;
+                    together.await();
+                    instance.create(null);
+                    return null;
+                  }));
+        }
+        for (Future<?> start : starts) {
+          start.get(); // throws if an instance failed to create its tables
+        }
+        admin("DROP SCHEMA " + schema + " CASCADE");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(pool.isShutdown()).isTrue();
+  }
+
+  private static void admin(String... sql) throws Exception {
+    try (Connection c = DriverManager.getConnection(BASE);
+        Statement s = c.createStatement()) {
+      for (String statement : sql) {
+        s.execute(statement);
+      }
+    }
+  }
+}
