@@ -312,6 +312,7 @@ final class TortureHarness {
         republishing.start();
       }
       boolean serversStopped = false;
+      Throwable outcome = null; // the run's own failure: a failed stop never replaces it
       try {
         ExecutorService clients = Executors.newFixedThreadPool(settings.clients());
         AtomicInteger next = new AtomicInteger();
@@ -350,10 +351,20 @@ final class TortureHarness {
             List.copyOf(resumes),
             fencing,
             verdict(broker));
+      } catch (Exception | Error e) {
+        outcome = e;
+        throw e;
       } finally {
         stopRepublisher.set(true);
         if (!serversStopped) {
-          stopAll(servers);
+          try {
+            stopAll(servers);
+          } catch (RuntimeException stopFailed) {
+            if (outcome == null) {
+              throw stopFailed;
+            }
+            outcome.addSuppressed(stopFailed);
+          }
         }
       }
     }

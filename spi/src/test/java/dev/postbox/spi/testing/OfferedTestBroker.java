@@ -49,7 +49,7 @@ public abstract class OfferedTestBroker implements TestBroker {
   /** {@link #stop()} of a broker of the caller's own. */
   protected abstract void stopOwn();
 
-  /** Shuts down a broker of the caller's own and deletes what it kept. */
+  /** Shuts down a broker of the caller's own. */
   protected abstract void closeOwn();
 
   /** Closes the clients this object opened (e.g. for {@link #sendRaw}); nothing by default. */

@@ -4,10 +4,10 @@ import java.util.Map;
 
 /**
  * A real broker for tests outside its adapter's module: the crash harness, the inbox's poison runs
- * and the in-container deployments take one through {@link TestBrokers} and never name the adapter.
- * Each adapter's test-jar offers its brokers with a {@link Provider} registered in {@code
- * META-INF/services/dev.postbox.spi.testing.TestBroker$Provider}; a new adapter that does so joins
- * every such test without an edit there.
+ * and the in-container deployments take one through {@link TestBrokers} (the harness and the poison
+ * runs without naming the adapter). Each adapter's test-jar offers its brokers with a {@link
+ * Provider} registered in {@code META-INF/services/dev.postbox.spi.testing.TestBroker$Provider}; a
+ * new adapter that does so joins every such test without an edit there.
  *
  * <p>A broker from {@link Provider#start()} is the caller's own: it may be restarted, stopped and
  * resumed, and keeps its messages across each. One from {@link Provider#shared()} lives as long as

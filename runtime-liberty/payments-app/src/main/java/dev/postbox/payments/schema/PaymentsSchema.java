@@ -45,6 +45,7 @@ public class PaymentsSchema {
   void create(@Observes @Priority(200) Startup startup) throws SQLException {
     try (Connection c = dataSource.getConnection();
         Statement s = c.createStatement()) {
+      c.setAutoCommit(true); // each statement on its own: a lost race rolls back only itself
       for (String ddl : DDL) {
         execute(s, ddl);
       }
@@ -63,14 +64,27 @@ public class PaymentsSchema {
       try {
         s.execute(ddl);
         return;
-      } catch (SQLException raced) {
+      } catch (SQLException e) {
+        if (!duplicate(e)) {
+          if (first != null) {
+            e.addSuppressed(first);
+          }
+          throw e; // not the race: permissions, syntax, a lost connection
+        }
         if (first == null) {
-          first = raced;
+          first = e;
         } else {
-          first.addSuppressed(raced);
+          first.addSuppressed(e);
         }
       }
     }
     throw first;
+  }
+
+  /** A duplicate key (class 23) or a duplicate table or object (42P07, 42710). */
+  private static boolean duplicate(SQLException e) {
+    String state = e.getSQLState();
+    return state != null
+        && (state.startsWith("23") || state.equals("42P07") || state.equals("42710"));
   }
 }
