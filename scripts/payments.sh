@@ -7,6 +7,7 @@
 #   scripts/payments.sh              # embedded H2 + embedded Artemis
 #   scripts/payments.sh -Pkafka      # the Kafka adapter; start a broker with scripts/kafka-local.sh
 #   scripts/payments.sh -Psqs        # the SQS adapter; start ElasticMQ with scripts/elasticmq-local.sh
+#   scripts/payments.sh -Prabbitmq   # the RabbitMQ adapter on 127.0.0.1:5672 (started if it is down)
 #
 # Other settings come from the environment, e.g. DB_URL, DB_DRIVER, DB_USER, DB_PASSWORD,
 # POSTBOX_BROKER_BOOTSTRAP_SERVERS, ADMIN_PASSWORD (see docs/payments-app.md).
@@ -17,6 +18,14 @@ cd "$(dirname "$0")/.."
 export PAYMENTS_DEV_MODE="${PAYMENTS_DEV_MODE:-true}"
 if [[ "$PAYMENTS_DEV_MODE" == "true" && -z "${ADMIN_PASSWORD:-}" ]]; then
   echo "payments.sh: dev mode; the console and /admin take admin / admin (viewer / viewer for read-only 403s)"
+fi
+if [[ " $* " == *" -Prabbitmq "* ]]; then
+  scripts/rabbitmq-local.sh start
+  # The local server's guest account (RabbitMQ lets it in from loopback only), in dev mode only.
+  if [[ "$PAYMENTS_DEV_MODE" == "true" && -z "${POSTBOX_BROKER_USERNAME:-}" ]]; then
+    export POSTBOX_BROKER_USERNAME=guest POSTBOX_BROKER_PASSWORD=guest
+    echo "payments.sh: dev mode; RabbitMQ as guest on 127.0.0.1 (set POSTBOX_BROKER_USERNAME and POSTBOX_BROKER_PASSWORD for another account)"
+  fi
 fi
 ./mvnw -B -q -pl runtime-liberty/payments-app -am install -DskipTests -DskipITs "$@"
 exec ./mvnw -B -pl runtime-liberty/payments-app liberty:run "$@"

@@ -18,10 +18,11 @@ import org.w3c.dom.NodeList;
 
 /**
  * The README's broker swaps, as a new user runs them: the local broker started with its script
- * ({@code scripts/kafka-local.sh start}, {@code scripts/elasticmq-local.sh start}, unchanged, on
- * their default ports), and the WAR with that adapter's jars and exactly the server variables of
- * the Maven profile ({@code -Pkafka}, {@code -Psqs}) that {@code scripts/payments.sh} would use,
- * read from this module's {@code pom.xml}. Then a hundred orders, each charged and notified once.
+ * ({@code scripts/kafka-local.sh start}, {@code scripts/elasticmq-local.sh start}, {@code
+ * scripts/rabbitmq-local.sh start}, unchanged, on their default ports), and the WAR with that
+ * adapter's jars and exactly the server variables of the Maven profile ({@code -Pkafka}, {@code
+ * -Psqs}, {@code -Prabbitmq}) that {@code scripts/payments.sh} would use, read from this module's
+ * {@code pom.xml}. Then a hundred orders, each charged and notified once.
  *
  * <p>It does not run {@code scripts/payments.sh} itself: that is a Maven build, and one nested in
  * {@code ./mvnw verify} would rebuild the very modules under test. The embedded default (no
@@ -41,8 +42,32 @@ class DocumentedSwapsIT {
     swap("elasticmq-local", "sqs");
   }
 
+  @Test
+  void rabbitmqLocalThenTheRabbitmqProfileChargesOrders() throws Exception {
+    // What scripts/payments.sh adds in dev mode (the local server's guest account), and a vhost
+    // of the test's own in place of the profile's "/", so the server keeps no queues of this run.
+    String vhost = dev.postbox.broker.rabbitmq.testing.LocalRabbitMq.newVhost("payments-swap");
+    try {
+      swap(
+          "rabbitmq-local",
+          "rabbitmq",
+          Map.of(
+              "postbox.broker.username", "guest",
+              "postbox.broker.password", "guest",
+              "postbox.broker.vhost", vhost));
+    } finally {
+      dev.postbox.broker.rabbitmq.testing.LocalRabbitMq.deleteVhost(vhost);
+    }
+  }
+
   private static void swap(String script, String profile) throws Exception {
+    swap(script, profile, Map.of());
+  }
+
+  private static void swap(String script, String profile, Map<String, String> added)
+      throws Exception {
     Map<String, String> variables = new java.util.HashMap<>(profileVariables(profile));
+    variables.putAll(added);
     assertThat(variables).containsEntry("postbox.broker", profile);
     // as shipped: the OpenAPI document is built, over the adapter's jars too
     variables.put("mp.openapi.scan.disable", "false");
