@@ -14,10 +14,8 @@ import dev.postbox.spi.Subscription;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -195,15 +193,6 @@ final class RabbitMqBroker implements Broker {
     } catch (IOException | RuntimeException e) {
       LOG.log(Level.DEBUG, "closing the ping connection failed: " + e);
     }
-  }
-
-  /**
-   * Unbounded: RabbitMQ keeps a message until it is acknowledged, with no retention time (the
-   * adapter sets no message TTL on shard queues).
-   */
-  @Override
-  public Optional<Duration> redeliveryHorizon(String destination) {
-    return Optional.of(ChronoUnit.FOREVER.getDuration());
   }
 
   boolean isClosed() {

@@ -15,7 +15,6 @@ import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.RetriableBrokerException;
 import dev.postbox.spi.Subscription;
 import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -268,13 +267,6 @@ class RabbitMqAdapterIT {
       assertThat(seen)
           .as("the unacked one comes back first, then the new one")
           .containsSubsequence(before.id(), after.id());
-    }
-  }
-
-  @Test
-  void theRedeliveryHorizonIsUnbounded() {
-    try (Broker broker = open()) {
-      assertThat(broker.redeliveryHorizon("any")).contains(ChronoUnit.FOREVER.getDuration());
     }
   }
 

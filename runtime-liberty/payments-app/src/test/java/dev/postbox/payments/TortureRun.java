@@ -43,6 +43,11 @@ record TortureRun(
     return broker + (database.equals("postgresql") ? "" : "-" + database);
   }
 
+  /** The run's servers: its shape's, or {@code -Dtorture.instances}; a pause needs several. */
+  int servers() {
+    return Integer.getInteger("torture.instances", instances);
+  }
+
   /** Runs the harness and asserts what every torture run must show. */
   void prove() throws Exception {
     TortureHarness.Settings settings =
@@ -59,7 +64,7 @@ record TortureRun(
                 3,
                 "none")
             .on(database, timeZone, java.util.Map.of())
-            .across(Integer.getInteger("torture.instances", instances), instances > 1);
+            .across(servers(), servers() > 1);
     TortureHarness.Result result = new TortureHarness(settings).run();
     String summary = result.summary();
     System.out.println("TORTURE SUMMARY\n" + summary);
