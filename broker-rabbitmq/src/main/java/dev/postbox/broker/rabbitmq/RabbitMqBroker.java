@@ -108,9 +108,10 @@ final class RabbitMqBroker implements Broker {
   }
 
   /**
-   * Makes sure the destination's shard queues exist as configured, once per destination and broker:
-   * declares them ({@code declare=true}, idempotent, and refused by the server when a queue exists
-   * with other arguments) or checks that they exist ({@code declare=false}).
+   * Makes sure the destination's shard queues and their retry queues exist as configured, once per
+   * destination and broker: declares them ({@code declare=true}, idempotent, and refused by the
+   * server when a queue exists with other arguments) or checks that they exist ({@code
+   * declare=false}).
    *
    * @throws BrokerException permanent when a queue is missing or differs, retriable otherwise
    */
@@ -123,11 +124,16 @@ final class RabbitMqBroker implements Broker {
     try {
       ch = connection.createChannel();
       for (int i = 0; i < shards.count(); i++) {
-        queue = Shards.queue(destination, i);
-        if (settings.declare()) {
-          ch.queueDeclare(queue, true, false, false, shards.arguments());
-        } else {
-          ch.queueDeclarePassive(queue);
+        for (String q :
+            new String[] {
+              Shards.queue(destination, i), Shards.retryQueue(Shards.queue(destination, i))
+            }) {
+          queue = q;
+          if (settings.declare()) {
+            ch.queueDeclare(queue, true, false, false, shards.arguments());
+          } else {
+            ch.queueDeclarePassive(queue);
+          }
         }
       }
       prepared.add(destination);

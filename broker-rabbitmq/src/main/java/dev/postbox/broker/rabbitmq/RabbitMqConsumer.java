@@ -41,9 +41,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p><b>Settling.</b> An ack is a {@code basic.ack} of exactly that delivery. A nack with delay
  * copies the message into one of the shard's wait queues ({@link RetryQueues}), waits for the
  * server's confirm, then acks the original; a key's copies never come back in another order than
- * they were nacked. A nack without delay returns the message to its place in a quorum queue; on a
- * classic queue, whose redelivered flag cannot count attempts, it is copied to the shard's tail.
- * Settling a delivery whose channel was lost does nothing: the server has returned it already.
+ * they were nacked, and come back through the shard's retry queue, which is handed out first. A
+ * nack without delay returns the message to its place in a quorum queue; on a classic queue, whose
+ * redelivered flag cannot count attempts, it is copied to the shard's retry queue. Settling a
+ * delivery whose channel was lost does nothing: the server has returned it already.
  *
  * <p><b>Outages.</b> The connection recovers by itself; while it is down, {@link #poll} fails
  * retriably. Shards held on the lost connection are taken again after it recovers.
@@ -63,6 +64,10 @@ final class RabbitMqConsumer implements Consumer {
   private final Claim[] claims;
   private final int[] refusedWhileFree;
   private final LinkedBlockingQueue<RabbitMqDelivery> arrived = new LinkedBlockingQueue<>();
+
+  /** Deliveries from the shards' retry queues: handed out before {@link #arrived}. */
+  private final LinkedBlockingQueue<RabbitMqDelivery> retried = new LinkedBlockingQueue<>();
+
   private final AtomicInteger unsettled = new AtomicInteger();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final boolean quorum;
@@ -136,10 +141,14 @@ final class RabbitMqConsumer implements Consumer {
           TimeUnit.MILLISECONDS.sleep(Math.min(remainingMs, 10));
           continue;
         }
-        RabbitMqDelivery d =
-            out.isEmpty() && remainingMs > 0
-                ? arrived.poll(Math.min(remainingMs, SLICE_MS), TimeUnit.MILLISECONDS)
-                : arrived.poll();
+        // Copies back from a delay first: their keys are held until they are back.
+        RabbitMqDelivery d = retried.poll();
+        if (d == null) {
+          d =
+              out.isEmpty() && remainingMs > 0
+                  ? arrived.poll(Math.min(remainingMs, SLICE_MS), TimeUnit.MILLISECONDS)
+                  : arrived.poll();
+        }
         if (d != null) {
           if (d.claim().handsOut()) { // else: returned to the queue when its channel closes
             d.claim().outstanding.incrementAndGet();
@@ -240,7 +249,10 @@ final class RabbitMqConsumer implements Consumer {
     Claim c = new Claim(shard, queue, ch);
     try {
       ch.basicQos(Math.min(settings.prefetch(), subscription.maxInFlight()));
-      ch.basicConsume(queue, false, "", false, true, null, c.callback());
+      ch.basicConsume(queue, false, "", false, true, null, c.callback(arrived));
+      // The retry queue goes with its shard, on the same channel: held, drained and given back
+      // together.
+      ch.basicConsume(Shards.retryQueue(queue), false, "", false, true, null, c.callback(retried));
       return c;
     } catch (IOException | ShutdownSignalException e) {
       int code = RabbitMqErrors.replyCode(e);
@@ -291,7 +303,7 @@ final class RabbitMqConsumer implements Consumer {
       }
       AMQP.BasicProperties props = AmqpHeaders.copy(d.props(), d.attempt());
       if (delay.isZero()) {
-        retries.basicPublish("", claim.queue, false, props, d.body());
+        retries.basicPublish("", Shards.retryQueue(claim.queue), false, props, d.body());
         retries.waitForConfirmsOrDie(settings.publishTimeout().toMillis());
         return;
       }
@@ -324,6 +336,7 @@ final class RabbitMqConsumer implements Consumer {
     }
     try {
       arrived.clear();
+      retried.clear();
       // Acks already sent travel before the close; every unacked delivery goes back to its queue.
       RabbitMqBroker.closeQuietly(connection);
     } finally {
@@ -353,13 +366,13 @@ final class RabbitMqConsumer implements Consumer {
       channel.addShutdownListener(cause -> alive = false);
     }
 
-    DefaultConsumer callback() {
+    DefaultConsumer callback(LinkedBlockingQueue<RabbitMqDelivery> into) {
       return new DefaultConsumer(channel) {
         @Override
         public void handleDelivery(
             String consumerTag, Envelope envelope, AMQP.BasicProperties properties, byte[] body) {
           if (alive && !closed.get()) {
-            arrived.add(
+            into.add(
                 new RabbitMqDelivery(
                     Claim.this,
                     envelope.getDeliveryTag(),

@@ -6,8 +6,11 @@ import java.util.Map;
 
 /**
  * Delayed redelivery without a plugin. A delivery nacked with a delay is copied into a wait queue
- * of its shard, {@code <shard>.wait.<millis>}, whose message TTL is that delay and whose
- * dead-letter exchange (the default one) routes expired messages back to the shard. Delays are
+ * of its shard, {@code <shard>.delay.<millis>}, whose message TTL is that delay and whose
+ * dead-letter exchange (the default one) routes expired messages back to the shard's retry queue
+ * ({@link Shards#retryQueue}), which the shard's holder consumes with the shard and serves first.
+ * Not to the shard itself: there a copy would queue up behind the shard's backlog and come back
+ * long after it was due, while the inbox holds its key only a few seconds past that. Delays are
  * rounded up to a step of a fixed ladder, so a destination has a few dozen wait queues at most and
  * a copy never comes back sooner than asked. Wait queues are classic and durable: every message in
  * one has the same TTL, so they expire in order, from the head.
@@ -69,7 +72,7 @@ final class RetryQueues {
   }
 
   static String waitQueue(String shardQueue, long stepMillis) {
-    return shardQueue + ".wait." + stepMillis;
+    return shardQueue + ".delay." + stepMillis;
   }
 
   static Map<String, Object> arguments(String shardQueue, long stepMillis) {
@@ -77,7 +80,7 @@ final class RetryQueues {
     args.put("x-queue-type", "classic");
     args.put("x-message-ttl", stepMillis);
     args.put("x-dead-letter-exchange", "");
-    args.put("x-dead-letter-routing-key", shardQueue);
+    args.put("x-dead-letter-routing-key", Shards.retryQueue(shardQueue));
     return args;
   }
 }

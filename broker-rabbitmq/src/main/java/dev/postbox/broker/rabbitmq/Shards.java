@@ -9,10 +9,11 @@ import java.util.zip.CRC32;
 /**
  * How a destination is split into queues: {@code <destination>.<i>} for {@code i} in {@code 0 ..
  * shards-1}, the shard of an envelope being the CRC-32 of its key's UTF-8 bytes modulo the shard
- * count (of its id when it has no key). CRC-32 is in every language's standard library, so a
- * producer outside Java can route the same way. The members queue, {@code <destination>.members},
- * holds no messages: each consumer of the destination holds a consumer on it, and its consumer
- * count is how many instances share the shards.
+ * count (of its id when it has no key), each with a retry queue {@code <destination>.<i>.retry}.
+ * CRC-32 is in every language's standard library, so a producer outside Java can route the same
+ * way. The members queue, {@code <destination>.members}, holds no messages: each consumer of the
+ * destination holds a consumer on it, and its consumer count is how many instances share the
+ * shards.
  */
 final class Shards {
 
@@ -39,6 +40,14 @@ final class Shards {
 
   static String queue(String destination, int shard) {
     return destination + "." + shard;
+  }
+
+  /**
+   * The shard's retry queue: delayed copies come back here from the wait queues, not to the shard's
+   * tail, and the shard's holder serves it first (see {@link RetryQueues}).
+   */
+  static String retryQueue(String shardQueue) {
+    return shardQueue + ".retry";
   }
 
   static String membersQueue(String destination) {

@@ -158,6 +158,44 @@ class RabbitMqAdapterIT {
   }
 
   @Test
+  void aDelayedCopyComesBackOnTimeEvenBehindABacklog() {
+    // The inbox holds a key behind its failed event for a few seconds past the event's due time
+    // only (KeyHolds): a copy that queued up behind the shard's backlog would come back after the
+    // hold ended, and the key's later events, in that backlog, would overtake it.
+    String destination = destination();
+    try (Broker broker = open("shards", "1", "prefetch", "10");
+        Consumer consumer = broker.subscribe(new Subscription(destination, "g", 10))) {
+      Envelope head = event("held", "head");
+      broker.publisher().publish(destination, head);
+      Delivery first = receive(consumer, 1).get(0);
+      List<Envelope> backlog = new ArrayList<>();
+      for (int i = 0; i < 2_000; i++) {
+        backlog.add(event("other-" + (i % 50), "backlog-" + i));
+      }
+      broker.publisher().publishAll(destination, backlog);
+      first.nack(Duration.ofMillis(500));
+      // Drain at 5 ms a delivery (10 s for the backlog), as a busy inbox does: the copy, due after
+      // 0.5 s, must come back long before the backlog ends.
+      int before = 0;
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      boolean back = false;
+      while (!back && System.nanoTime() < deadline) {
+        for (Delivery d : consumer.poll(5, Duration.ofMillis(100))) {
+          if (d.envelope().id().equals(head.id())) {
+            back = true;
+          } else {
+            before++;
+          }
+          java.util.concurrent.locks.LockSupport.parkNanos(5_000_000); // the handler's work: 5 ms
+          d.ack();
+        }
+      }
+      assertThat(back).as("the copy came back").isTrue();
+      assertThat(before).as("backlog deliveries handed out before the copy").isLessThan(500);
+    }
+  }
+
+  @Test
   void delayedCopiesKeepCountingAttempts() {
     String destination = destination();
     try (Broker broker = open("queue.type", "classic");
