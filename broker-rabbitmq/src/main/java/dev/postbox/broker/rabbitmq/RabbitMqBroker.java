@@ -130,7 +130,8 @@ final class RabbitMqBroker implements Broker {
             }) {
           queue = q;
           if (settings.declare()) {
-            ch.queueDeclare(queue, true, false, false, shards.arguments());
+            ch.queueDeclare(
+                queue, true, false, false, shards.arguments(Shards.majorVersion(connection)));
           } else {
             ch.queueDeclarePassive(queue);
           }
@@ -153,6 +154,11 @@ final class RabbitMqBroker implements Broker {
     } finally {
       closeQuietly(ch);
     }
+  }
+
+  /** Forgets that a destination's queues were made ready: the next use declares them again. */
+  void forget(String destination) {
+    prepared.remove(destination);
   }
 
   Shards shards() {
@@ -220,12 +226,16 @@ final class RabbitMqBroker implements Broker {
     }
   }
 
+  /**
+   * Closes a channel, also one the server closed already: that unregisters it from its connection,
+   * which would otherwise reopen it at every recovery.
+   */
   static void closeQuietly(Channel ch) {
-    if (ch != null && ch.isOpen()) {
+    if (ch != null) {
       try {
         ch.close();
       } catch (IOException | TimeoutException | RuntimeException e) {
-        LOG.log(Level.DEBUG, "closing a channel failed: " + e);
+        LOG.log(Level.DEBUG, "closing a channel failed (closed already?): " + e);
       }
     }
   }

@@ -26,33 +26,42 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The consumer of one destination: it holds some of the destination's shard queues, each with an
- * exclusive consumer on a channel of its own with a bounded prefetch, and acks manually.
+ * The consumer of one destination: it holds some of the destination's shard queues, each with its
+ * retry queue on a channel of its own with a bounded prefetch, and acks manually.
+ *
+ * <p><b>Holding a shard.</b> A shard is held by the one connection that declared its lock, the
+ * exclusive queue {@code <shard>.lock}: RabbitMQ refuses it to every other connection and deletes
+ * it when its connection closes. (Quorum queues ignore an exclusive consumer's flag, so the
+ * consumer alone would not keep a second instance out.)
  *
  * <p><b>Sharing the shards.</b> Every consumer of a destination also holds a consumer on the
  * destination's members queue, whose consumer count is how many share the work. Every {@code
  * claim.interval} a consumer takes free shards until it holds its fair share ({@code ceil(shards /
  * members)}), and gives back the ones above it. A shard is given back only when drained: its
- * deliveries are no longer handed out, and once every one handed out is settled, its channel is
- * closed, which returns the ones not handed out to the queue in their place. Until then no other
+ * deliveries are no longer handed out, every one handed out is settled, and every delayed copy made
+ * from it has fallen due (its key is held behind it); then its channel is closed, which returns the
+ * deliveries not handed out to the queue in their place, and its lock is freed. Until then no other
  * consumer can take it, so one key's events never reach two consumers at once, and a consumer that
  * dies gives its shards back with its connection.
  *
  * <p><b>Settling.</b> An ack is a {@code basic.ack} of exactly that delivery. A nack with delay
- * copies the message into one of the shard's wait queues ({@link RetryQueues}), waits for the
- * server's confirm, then acks the original; a key's copies never come back in another order than
- * they were nacked, and come back through the shard's retry queue, which is handed out first. A
- * nack without delay returns the message to its place in a quorum queue; on a classic queue, whose
- * redelivered flag cannot count attempts, it is copied to the shard's retry queue. Settling a
- * delivery whose channel was lost does nothing: the server has returned it already.
+ * copies the message into one of the shard's wait queues ({@link RetryQueues}) on a connection of
+ * the consumer's own for copies, waits for the server's confirm that it was routed, then acks the
+ * original; a key's copies never come back in another order than they were nacked, and come back
+ * through the shard's retry queue, which is handed out first. A nack without delay returns the
+ * message to its place in a quorum queue; on a classic queue, whose redelivered flag cannot count
+ * attempts, it is copied to the shard's retry queue. Settling a delivery whose channel was lost
+ * does nothing: the server has returned it already.
  *
  * <p><b>Outages.</b> The connection recovers by itself; while it is down, {@link #poll} fails
- * retriably. Shards held on the lost connection are taken again after it recovers.
+ * retriably. Shards held on the lost connection are taken again after it recovers, and the consumer
+ * is counted on the members queue again.
  */
 final class RabbitMqConsumer implements Consumer {
 
   private static final System.Logger LOG = System.getLogger(RabbitMqConsumer.class.getName());
   private static final long SLICE_MS = 100;
+  private static final long COPY_CONFIRM_MS = 5_000;
 
   private final RabbitMqBroker broker;
   private final RabbitMqSettings settings;
@@ -62,7 +71,10 @@ final class RabbitMqConsumer implements Consumer {
   private final int shardCount;
   private final int firstShard;
   private final Claim[] claims;
-  private final int[] refusedWhileFree;
+
+  /** Per shard, what outlives a lost claim in this consumer: see {@link ShardMemory}. */
+  private final ShardMemory[] memory;
+
   private final LinkedBlockingQueue<RabbitMqDelivery> arrived = new LinkedBlockingQueue<>();
 
   /** Deliveries from the shards' retry queues: handed out before {@link #arrived}. */
@@ -72,21 +84,58 @@ final class RabbitMqConsumer implements Consumer {
   private final AtomicBoolean closed = new AtomicBoolean();
   private final boolean quorum;
 
-  /** Guards the retry channel and the keys' due times. */
-  private final Object retryLock = new Object();
-
-  private Channel retries;
-
-  /** Per shard queue and key: the wait step and due time of its last delayed copy. */
-  private final Map<String, Due> lastDueByKey = new HashMap<>();
-
   /** Poll thread only. */
   private Channel control;
 
   private Channel members;
+  private volatile boolean membersCounted;
   private long nextBalanceNanos;
 
+  /** Guarded by this. */
+  private Connection copies;
+
   private record Due(long stepMillis, long dueMillis) {}
+
+  /**
+   * What this consumer remembers of a shard across a lost claim (a connection recovery), guarded by
+   * itself: per key, the wait step and due time of its last delayed copy, and how many of its
+   * copies are away (in a wait queue or the retry queue, not yet handed out again). While a key has
+   * a copy away, its later events from the shard are not handed out but copied behind it: the inbox
+   * holds a key behind its failed event only a few seconds past the due time, and a copy can be
+   * later than that (a busy retry queue, a recovery).
+   */
+  private static final class ShardMemory {
+    final Map<String, Due> lastDue = new HashMap<>();
+    final Map<String, Integer> away = new HashMap<>();
+    long lastCopyDueMillis;
+
+    /** Whether the key has a copy away that may still come back (one due long ago is given up). */
+    boolean isAway(String key, long nowMillis) {
+      Due last = lastDue.get(key);
+      return away.containsKey(key)
+          && last != null
+          && nowMillis < last.dueMillis() + AWAY_GIVE_UP_MS;
+    }
+
+    void back(String key) {
+      away.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+    }
+
+    synchronized void forget() {
+      lastDue.clear();
+      away.clear();
+      lastCopyDueMillis = 0;
+    }
+  }
+
+  /** How long after its due time a copy that has not come back stops holding its key. */
+  private static final long AWAY_GIVE_UP_MS = 60_000;
+
+  /** How long after a shard's last delayed copy fell due it is kept before it is given back. */
+  private static final long COPY_MARGIN_MS = 2_000;
+
+  /** How close two copies of a key may fall due from different wait queues. */
+  private static final long DUE_MARGIN_MS = 1_000;
 
   RabbitMqConsumer(
       RabbitMqBroker broker,
@@ -99,7 +148,10 @@ final class RabbitMqConsumer implements Consumer {
     this.onClose = onClose;
     this.shardCount = settings.shards();
     this.claims = new Claim[shardCount];
-    this.refusedWhileFree = new int[shardCount];
+    this.memory = new ShardMemory[shardCount];
+    for (int i = 0; i < shardCount; i++) {
+      memory[i] = new ShardMemory();
+    }
     this.firstShard = ThreadLocalRandom.current().nextInt(shardCount);
     this.quorum = settings.queueType() == RabbitMqSettings.QueueType.QUORUM;
     this.connection = broker.connect("consumer-" + subscription.group());
@@ -150,7 +202,8 @@ final class RabbitMqConsumer implements Consumer {
                   : arrived.poll();
         }
         if (d != null) {
-          if (d.claim().handsOut()) { // else: returned to the queue when its channel closes
+          // else: returned to the queue when its channel closes, or held back behind its key's copy
+          if (d.claim().handsOut() && d.claim().admit(d)) {
             d.claim().outstanding.incrementAndGet();
             unsettled.incrementAndGet();
             out.add(d);
@@ -192,20 +245,37 @@ final class RabbitMqConsumer implements Consumer {
 
   /** Drops lost shards, gives back drained ones, and takes or gives up shards to the fair share. */
   private void balance() throws IOException {
+    long now = System.currentTimeMillis();
     for (int i = 0; i < shardCount; i++) {
       Claim c = claims[i];
-      if (c != null && (!c.alive || (c.draining && c.outstanding.get() == 0))) {
-        RabbitMqBroker.closeQuietly(c.channel);
+      if (c != null && (!c.alive || (c.draining && c.drained(now)))) {
+        if (c.alive) {
+          memory[i].forget(); // given back: the next holder takes the copies first
+        }
+        c.release();
         claims[i] = null;
       }
     }
     joinMembers();
     Channel ctl = control();
-    int memberCount =
-        Math.max(
-            1,
-            ctl.queueDeclarePassive(Shards.membersQueue(subscription.destination()))
-                .getConsumerCount());
+    int memberCount;
+    try {
+      memberCount =
+          Math.max(
+              1,
+              ctl.queueDeclarePassive(Shards.membersQueue(subscription.destination()))
+                  .getConsumerCount());
+    } catch (IOException | ShutdownSignalException e) {
+      if (RabbitMqErrors.replyCode(e) == RabbitMqErrors.NOT_FOUND) {
+        // Deleted under us: declared again at the next balance (with declare=true).
+        broker.forget(subscription.destination());
+        members = null;
+        throw new RetriableBrokerException(
+            "the queues of '" + subscription.destination() + "' were deleted; declaring them again",
+            e);
+      }
+      throw e;
+    }
     int fair = (shardCount + memberCount - 1) / memberCount;
     int held = 0;
     for (Claim c : claims) {
@@ -222,51 +292,52 @@ final class RabbitMqConsumer implements Consumer {
     for (int k = 0; k < shardCount && held < fair; k++) {
       int i = (firstShard + k) % shardCount;
       if (claims[i] == null) {
-        String queue = Shards.queue(subscription.destination(), i);
-        if (ctl.queueDeclarePassive(queue).getConsumerCount() == 0) {
-          Claim c = tryClaim(i, queue);
-          if (c != null) {
-            claims[i] = c;
-            held++;
-            refusedWhileFree[i] = 0;
-          } else if (++refusedWhileFree[i] == 5) {
-            LOG.log(
-                Level.WARNING,
-                "queue '"
-                    + queue
-                    + "' keeps refusing an exclusive consumer though it has none: was it declared"
-                    + " by someone else with arguments the adapter does not use (a classic queue"
-                    + " with x-single-active-consumer)? See docs/brokers/rabbitmq.md");
-          }
+        Claim c = tryClaim(i, Shards.queue(subscription.destination(), i));
+        if (c != null) {
+          claims[i] = c;
+          held++;
         }
       }
     }
   }
 
-  /** An exclusive consumer on the shard, or null when another consumer got there first. */
+  /**
+   * The shard, or null when another consumer holds it. Taking a shard takes its lock first, an
+   * exclusive queue {@code <shard>.lock}: RabbitMQ lets one connection at a time declare it
+   * (another gets {@code RESOURCE_LOCKED}), and deletes it when that connection closes, so a
+   * crashed holder's shards are free at once. Quorum queues ignore an exclusive consumer's flag, so
+   * the lock, not the consumer, is the mutex.
+   */
   private Claim tryClaim(int shard, String queue) throws IOException {
     Channel ch = connection.createChannel();
     Claim c = new Claim(shard, queue, ch);
     try {
-      ch.basicQos(Math.min(settings.prefetch(), subscription.maxInFlight()));
-      ch.basicConsume(queue, false, "", false, true, null, c.callback(arrived));
-      // The retry queue goes with its shard, on the same channel: held, drained and given back
-      // together.
-      ch.basicConsume(Shards.retryQueue(queue), false, "", false, true, null, c.callback(retried));
-      return c;
+      ch.queueDeclare(Shards.lockQueue(queue), false, true, false, null);
     } catch (IOException | ShutdownSignalException e) {
       int code = RabbitMqErrors.replyCode(e);
       RabbitMqBroker.closeQuietly(ch);
-      if (code == RabbitMqErrors.ACCESS_REFUSED || code == RabbitMqErrors.RESOURCE_LOCKED) {
-        return null; // taken meanwhile
+      if (code == RabbitMqErrors.RESOURCE_LOCKED || code == RabbitMqErrors.ACCESS_REFUSED) {
+        return null; // held by another consumer
       }
+      throw e;
+    }
+    try {
+      ch.basicQos(Math.min(settings.prefetch(), subscription.maxInFlight()));
+      // The retry queue goes with its shard, on the same channel: held, drained and given back
+      // together. Consumed first, so that a new holder gets the copies a key is held behind before
+      // the key's later events (one channel delivers in order).
+      ch.basicConsume(Shards.retryQueue(queue), false, "", false, true, null, c.callback(retried));
+      ch.basicConsume(queue, false, "", false, true, null, c.callback(arrived));
+      return c;
+    } catch (IOException | ShutdownSignalException e) {
+      c.release();
       throw e;
     }
   }
 
-  /** Keeps this consumer counted on the members queue. */
+  /** Keeps this consumer counted on the members queue, also after the connection recovered. */
   private void joinMembers() throws IOException {
-    if (members != null && members.isOpen()) {
+    if (members != null && membersCounted) {
       return;
     }
     RabbitMqBroker.closeQuietly(members);
@@ -275,58 +346,32 @@ final class RabbitMqConsumer implements Consumer {
     String queue = Shards.membersQueue(subscription.destination());
     // Holds no messages; removed a day after its last consumer left.
     ch.queueDeclare(queue, true, false, false, Map.of("x-expires", 86_400_000));
+    // A recovered channel comes back without its consumer (topology recovery is off): counted
+    // again only by consuming again.
+    ch.addShutdownListener(cause -> membersCounted = false);
     ch.basicConsume(queue, true, new DefaultConsumer(ch));
     members = ch;
+    membersCounted = true;
   }
 
   private Channel control() throws IOException {
     if (control == null || !control.isOpen()) {
+      RabbitMqBroker.closeQuietly(control);
       control = connection.createChannel();
     }
     return control;
   }
 
-  Duration maxNackDelay() {
-    return settings.maxNackDelay();
+  /** The connection delayed copies are published on; not the consumer's, which a block stalls. */
+  private synchronized Connection copies() {
+    if (copies == null) {
+      copies = broker.connect("retries-" + subscription.group());
+    }
+    return copies;
   }
 
-  /**
-   * Copies a delivery into the wait queue for its delay (or for no delay to the shard's tail), and
-   * returns once the server confirmed the copy.
-   */
-  private void copy(Claim claim, RabbitMqDelivery d, Duration delay)
-      throws IOException, InterruptedException, TimeoutException {
-    synchronized (retryLock) {
-      if (retries == null || !retries.isOpen()) {
-        retries = connection.createChannel();
-        retries.confirmSelect();
-      }
-      AMQP.BasicProperties props = AmqpHeaders.copy(d.props(), d.attempt());
-      if (delay.isZero()) {
-        retries.basicPublish("", Shards.retryQueue(claim.queue), false, props, d.body());
-        retries.waitForConfirmsOrDie(settings.publishTimeout().toMillis());
-        return;
-      }
-      long now = System.currentTimeMillis();
-      long step = RetryQueues.stepMillis(delay);
-      String key = d.keyOrNull();
-      String byKey = key == null ? null : claim.queue + '\n' + key;
-      Due last = byKey == null ? null : lastDueByKey.get(byKey);
-      if (last != null && now + step < last.dueMillis()) {
-        // Behind the key's earlier copy in the same wait queue: FIFO, so it comes back after it.
-        step = last.stepMillis();
-      }
-      String wait = RetryQueues.waitQueue(claim.queue, step);
-      retries.queueDeclare(wait, true, false, false, RetryQueues.arguments(claim.queue, step));
-      retries.basicPublish("", wait, false, props, d.body());
-      retries.waitForConfirmsOrDie(settings.publishTimeout().toMillis());
-      if (byKey != null) {
-        if (lastDueByKey.size() > 10_000) {
-          lastDueByKey.values().removeIf(due -> due.dueMillis() < now);
-        }
-        lastDueByKey.put(byKey, new Due(step, now + step));
-      }
-    }
+  Duration maxNackDelay() {
+    return settings.maxNackDelay();
   }
 
   @Override
@@ -337,8 +382,12 @@ final class RabbitMqConsumer implements Consumer {
     try {
       arrived.clear();
       retried.clear();
-      // Acks already sent travel before the close; every unacked delivery goes back to its queue.
+      // Acks already sent travel before the close; every unacked delivery goes back to its queue,
+      // and the shards' locks go with the connection.
       RabbitMqBroker.closeQuietly(connection);
+      synchronized (this) {
+        RabbitMqBroker.closeQuietly(copies);
+      }
     } finally {
       onClose.accept(this);
     }
@@ -359,7 +408,15 @@ final class RabbitMqConsumer implements Consumer {
     private volatile boolean draining;
     private final AtomicInteger outstanding = new AtomicInteger();
 
+    /** The shard's memory; also guards the copy channel. */
+    private final ShardMemory copyLock;
+
+    private Channel copyChannel;
+    private volatile boolean copyInterrupted;
+    private volatile boolean copyReturned;
+
     Claim(int shard, String queue, Channel channel) {
+      this.copyLock = memory[shard];
       this.shard = shard;
       this.queue = queue;
       this.channel = channel;
@@ -379,7 +436,8 @@ final class RabbitMqConsumer implements Consumer {
                     envelope.isRedeliver(),
                     properties,
                     body,
-                    quorum));
+                    quorum,
+                    into == retried));
           }
         }
 
@@ -394,8 +452,146 @@ final class RabbitMqConsumer implements Consumer {
       return queue;
     }
 
+    /**
+     * Whether a draining shard can be given back: every delivery handed out is settled, and every
+     * delayed copy made from it is back (due, plus a margin), so the next holder cannot take a
+     * key's later event before the copy the inbox holds the key behind.
+     */
+    boolean drained(long nowMillis) {
+      long lastDue;
+      synchronized (copyLock) {
+        lastDue = copyLock.lastCopyDueMillis;
+      }
+      return outstanding.get() == 0 && nowMillis >= lastDue + COPY_MARGIN_MS;
+    }
+
+    /**
+     * Closes the channel, which returns the deliveries not handed out to the queue in their place,
+     * then frees the lock.
+     */
+    void release() {
+      alive = false;
+      RabbitMqBroker.closeQuietly(channel);
+      synchronized (copyLock) {
+        RabbitMqBroker.closeQuietly(copyChannel);
+      }
+      if (connection.isOpen()) {
+        try {
+          control().queueDelete(Shards.lockQueue(queue));
+        } catch (IOException | RuntimeException e) {
+          // gone with a lost connection, or freed when this one closes
+          LOG.log(Level.DEBUG, "freeing the lock of " + queue + " failed: " + e);
+        }
+      }
+    }
+
+    /**
+     * Copies a delivery into the wait queue for its delay (or for no delay into the retry queue),
+     * and returns once the server confirmed the copy as routed.
+     */
+    private void copy(RabbitMqDelivery d, Duration delay, int priorAttempts)
+        throws IOException, InterruptedException, TimeoutException {
+      synchronized (copyLock) {
+        if (copyChannel == null || !copyChannel.isOpen()) {
+          RabbitMqBroker.closeQuietly(copyChannel);
+          Channel ch = copies().createChannel();
+          ch.confirmSelect();
+          ch.addShutdownListener(cause -> copyInterrupted = true);
+          ch.addReturnListener(r -> copyReturned = true);
+          copyChannel = ch;
+        }
+        copyInterrupted = false;
+        copyReturned = false;
+        AMQP.BasicProperties props = AmqpHeaders.copy(d.props(), priorAttempts);
+        long now = System.currentTimeMillis();
+        String target;
+        long step = 0;
+        String key = d.keyOrNull();
+        Due last = key == null ? null : copyLock.lastDue.get(key);
+        if (delay.isZero()) {
+          target = Shards.retryQueue(queue);
+        } else {
+          step = RetryQueues.stepMillis(delay);
+          if (last != null && now < last.dueMillis() + DUE_MARGIN_MS) {
+            if (step <= last.stepMillis()) {
+              // Behind the key's earlier copy in the same wait queue: FIFO, so after it.
+              step = last.stepMillis();
+            } else {
+              // Another wait queue: due clearly after the earlier copy, never a race of timers.
+              while (now + step < last.dueMillis() + DUE_MARGIN_MS) {
+                step = RetryQueues.nextStepMillis(step);
+              }
+            }
+          }
+          target = RetryQueues.waitQueue(queue, step);
+          copyChannel.queueDeclare(
+              target, true, false, false, RetryQueues.arguments(queue, step, settings));
+        }
+        copyChannel.basicPublish("", target, true, props, d.body());
+        copyChannel.waitForConfirmsOrDie(
+            Math.min(settings.publishTimeout().toMillis(), COPY_CONFIRM_MS));
+        if (copyInterrupted || copyReturned) {
+          throw new IOException(
+              "the copy to " + target + " was " + (copyReturned ? "unroutable" : "interrupted"));
+        }
+        long due = now + step;
+        copyLock.lastCopyDueMillis = Math.max(copyLock.lastCopyDueMillis, due);
+        if (key != null) {
+          if (copyLock.lastDue.size() > 10_000) {
+            copyLock.lastDue.values().removeIf(x -> x.dueMillis() + AWAY_GIVE_UP_MS < now);
+            copyLock.away.keySet().retainAll(copyLock.lastDue.keySet());
+          }
+          Due before = copyLock.lastDue.get(key);
+          copyLock.lastDue.put(
+              key, new Due(step, before == null ? due : Math.max(before.dueMillis(), due)));
+          copyLock.away.merge(key, 1, Integer::sum);
+        }
+      }
+    }
+
     Duration maxNackDelay() {
       return settings.maxNackDelay();
+    }
+
+    /**
+     * Whether a delivery may be handed out: a copy back from a delay may, and so may the shard's
+     * events of keys without a copy away. A later event of a key whose copy is away is copied
+     * behind that copy and acked instead (not counted as an attempt), or, if that fails, returned
+     * to the queue.
+     */
+    boolean admit(RabbitMqDelivery d) {
+      String key = d.keyOrNull();
+      if (key == null) {
+        return true;
+      }
+      synchronized (copyLock) {
+        if (d.fromRetry()) {
+          copyLock.back(key);
+          return true;
+        }
+        if (!copyLock.isAway(key, System.currentTimeMillis())) {
+          return true;
+        }
+      }
+      try {
+        copy(d, Duration.ofMillis(1), Math.max(0, d.attempt() - 1));
+        channel.basicAck(d.tag(), false);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        requeue(d);
+      } catch (IOException | TimeoutException | RuntimeException e) {
+        LOG.log(Level.WARNING, "holding " + d + " behind its key's copy failed; requeued: " + e);
+        requeue(d);
+      }
+      return false;
+    }
+
+    private void requeue(RabbitMqDelivery d) {
+      try {
+        channel.basicNack(d.tag(), false, true);
+      } catch (IOException | RuntimeException e) {
+        LOG.log(Level.DEBUG, "requeueing " + d + " failed; returned with its channel: " + e);
+      }
     }
 
     boolean handsOut() {
@@ -424,7 +620,7 @@ final class RabbitMqConsumer implements Consumer {
           return;
         }
         try {
-          copy(this, d, delay);
+          copy(d, delay, d.attempt());
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           channel.basicNack(d.tag(), false, true);

@@ -18,6 +18,7 @@ final class RabbitMqDelivery implements Delivery {
   private final AMQP.BasicProperties props;
   private final byte[] body;
   private final int attempt;
+  private final boolean fromRetry;
   private final AtomicBoolean settled = new AtomicBoolean();
   private volatile Envelope envelope;
 
@@ -27,8 +28,10 @@ final class RabbitMqDelivery implements Delivery {
       boolean redelivered,
       AMQP.BasicProperties props,
       byte[] body,
-      boolean quorum) {
+      boolean quorum,
+      boolean fromRetry) {
     this.claim = claim;
+    this.fromRetry = fromRetry;
     this.tag = tag;
     this.redelivered = redelivered;
     this.props = props;
@@ -82,6 +85,11 @@ final class RabbitMqDelivery implements Delivery {
 
   RabbitMqConsumer.Claim claim() {
     return claim;
+  }
+
+  /** Whether it came from the shard's retry queue: a delayed copy, back. */
+  boolean fromRetry() {
+    return fromRetry;
   }
 
   long tag() {

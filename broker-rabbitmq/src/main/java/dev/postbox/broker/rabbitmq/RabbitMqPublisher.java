@@ -72,14 +72,22 @@ final class RabbitMqPublisher implements Publisher {
       broker.prepare(c, destination);
       ch = borrow(c);
       ch.returned.clear();
+      ch.interrupted = false;
       for (int i : sendable) {
         Envelope e = batch.get(i);
         ch.channel.basicPublish(
             "", broker.shards().queueOf(destination, e), true, AmqpHeaders.write(e), e.payload());
       }
       ch.channel.waitForConfirmsOrDie(settings.publishTimeout().toMillis());
+      if (ch.interrupted) {
+        // The connection recovered during the batch: the confirms waited for cover only what was
+        // sent after it, so the ones before may be lost.
+        throw new IOException("the connection was lost and recovered during the batch");
+      }
+      boolean anyReturned = false;
       for (int i : sendable) {
         if (ch.returned.contains(batch.get(i).id())) {
+          anyReturned = true;
           keyed.failed(
               i,
               new PermanentBrokerException(
@@ -89,6 +97,9 @@ final class RabbitMqPublisher implements Publisher {
                       + destination
                       + "' exists (deleted after it was declared?)"));
         }
+      }
+      if (anyReturned) {
+        broker.forget(destination); // a retry declares the queues again (with declare=true)
       }
       idle.push(ch);
     } catch (BrokerException e) {
@@ -139,9 +150,11 @@ final class RabbitMqPublisher implements Publisher {
   private static final class PublishChannel {
     final Channel channel;
     final Set<String> returned = ConcurrentHashMap.newKeySet();
+    volatile boolean interrupted;
 
     PublishChannel(Channel channel) throws IOException {
       this.channel = channel;
+      channel.addShutdownListener(cause -> interrupted = true);
       channel.confirmSelect();
       channel.addReturnListener(
           r -> returned.add(String.valueOf(r.getProperties().getMessageId())));

@@ -12,8 +12,8 @@ import java.util.Map;
  * Not to the shard itself: there a copy would queue up behind the shard's backlog and come back
  * long after it was due, while the inbox holds its key only a few seconds past that. Delays are
  * rounded up to a step of a fixed ladder, so a destination has a few dozen wait queues at most and
- * a copy never comes back sooner than asked. Wait queues are classic and durable: every message in
- * one has the same TTL, so they expire in order, from the head.
+ * a copy never comes back sooner than asked. Wait queues are durable and of the shards' type: every
+ * message in one has the same TTL, so they expire in order, from the head.
  */
 final class RetryQueues {
 
@@ -75,12 +75,32 @@ final class RetryQueues {
     return shardQueue + ".delay." + stepMillis;
   }
 
-  static Map<String, Object> arguments(String shardQueue, long stepMillis) {
+  /** The ladder's next step after {@code stepMillis}; the last step stays. */
+  static long nextStepMillis(long stepMillis) {
+    for (long step : LADDER_MS) {
+      if (step > stepMillis) {
+        return step;
+      }
+    }
+    return LADDER_MS[LADDER_MS.length - 1];
+  }
+
+  /**
+   * A wait queue's arguments. Of the shards' type: on quorum queues the dead-lettering is
+   * at-least-once (a copy leaves the wait queue only once the retry queue has it), which needs
+   * {@code reject-publish} as the overflow behaviour.
+   */
+  static Map<String, Object> arguments(
+      String shardQueue, long stepMillis, RabbitMqSettings settings) {
     Map<String, Object> args = new HashMap<>();
-    args.put("x-queue-type", "classic");
+    args.put("x-queue-type", settings.queueType().argument());
     args.put("x-message-ttl", stepMillis);
     args.put("x-dead-letter-exchange", "");
     args.put("x-dead-letter-routing-key", Shards.retryQueue(shardQueue));
+    if (settings.queueType() == RabbitMqSettings.QueueType.QUORUM) {
+      args.put("x-dead-letter-strategy", "at-least-once");
+      args.put("x-overflow", "reject-publish");
+    }
     return args;
   }
 }

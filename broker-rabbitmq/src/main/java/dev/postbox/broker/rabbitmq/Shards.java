@@ -50,6 +50,11 @@ final class Shards {
     return shardQueue + ".retry";
   }
 
+  /** The shard's lock: an exclusive queue, declared by the one connection that holds the shard. */
+  static String lockQueue(String shardQueue) {
+    return shardQueue + ".lock";
+  }
+
   static String membersQueue(String destination) {
     return destination + ".members";
   }
@@ -61,12 +66,27 @@ final class Shards {
    * a single active consumer: a classic shard has no such argument, and the exclusive consumer
    * alone keeps it to one consumer.
    */
-  Map<String, Object> arguments() {
+  Map<String, Object> arguments(int serverMajorVersion) {
     Map<String, Object> args = new HashMap<>();
     args.put("x-queue-type", settings.queueType().argument());
     if (settings.queueType() == RabbitMqSettings.QueueType.QUORUM) {
       args.put("x-single-active-consumer", true);
+      if (serverMajorVersion >= 4) {
+        // RabbitMQ 4 drops a quorum queue's message after 20 deliveries unless told otherwise;
+        // the inbox counts attempts and dead-letters poison itself, so nothing may be dropped.
+        args.put("x-delivery-limit", -1);
+      }
     }
     return args;
+  }
+
+  /** The server's major version, from what it announced when the connection opened. */
+  static int majorVersion(com.rabbitmq.client.Connection connection) {
+    Object v = connection.getServerProperties().get("version");
+    try {
+      return v == null ? 0 : Integer.parseInt(v.toString().split("\\.")[0]);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
   }
 }

@@ -139,6 +139,75 @@ class RabbitMqAdapterIT {
   }
 
   @Test
+  void aShardLockedByAnotherConnectionIsNeverTaken() throws Exception {
+    // Quorum queues ignore the exclusive flag of a consumer: the lock queue is the mutex.
+    String destination = destination();
+    try (Broker broker = open("shards", "1")) {
+      broker.publisher().publish(destination, event("k", "declares the queues"));
+      Connection holder = LocalRabbitMq.connect(vhost);
+      try {
+        holder.createChannel().queueDeclare(destination + ".0.lock", false, true, false, null);
+        try (Consumer consumer = broker.subscribe(Subscription.of(destination, "g"))) {
+          long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+          while (System.nanoTime() < until) {
+            assertThat(consumer.poll(10, Duration.ofMillis(200)))
+                .as("deliveries of a shard another connection holds")
+                .isEmpty();
+          }
+          holder.close(); // its lock goes with it
+          assertThat(receive(consumer, 1)).hasSize(1);
+        }
+      } finally {
+        if (holder.isOpen()) {
+          holder.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void aShardIsGivenBackOnlyAfterTheCopiesItsKeysAreHeldBehindAreBack() throws Exception {
+    // Two shards; the first instance drains its highest one when a second joins. A key of that
+    // shard has a delayed copy out (the inbox holds its key behind it): the second instance must
+    // not take the shard, and so the key's next event, before that copy is back.
+    String destination = destination();
+    String key = "k0";
+    for (int n = 1; Shards.shardOf(key, 2) != 1; n++) {
+      key = "k" + n;
+    }
+    try (Broker broker = open("shards", "2")) {
+      Consumer a = broker.subscribe(Subscription.of(destination, "g"));
+      Envelope first = event(key, "1");
+      broker.publisher().publish(destination, first);
+      Delivery d1 = receive(a, 1).get(0);
+      d1.nack(Duration.ofSeconds(3));
+      try (Consumer b = broker.subscribe(Subscription.of(destination, "g"))) {
+        Envelope third = event(key, "3");
+        List<String> seenByB = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        boolean published = false;
+        while (!seenByB.contains(third.id()) && System.nanoTime() < deadline) {
+          for (Delivery d : a.poll(10, Duration.ofMillis(50))) {
+            d.ack(); // a keeps its other shard's work going
+          }
+          for (Delivery d : b.poll(10, Duration.ofMillis(50))) {
+            seenByB.add(d.envelope().id());
+            d.ack();
+          }
+          if (!published) {
+            broker.publisher().publish(destination, third);
+            published = true;
+          }
+        }
+        a.close();
+        assertThat(seenByB)
+            .as("the held key's copy before its later event")
+            .containsSubsequence(first.id(), third.id());
+      }
+    }
+  }
+
+  @Test
   void aKeysDelayedCopiesComeBackInTheOrderTheyWereNacked() {
     String destination = destination();
     try (Broker broker = open();
@@ -228,6 +297,8 @@ class RabbitMqAdapterIT {
           .isInstanceOf(PermanentBrokerException.class)
           .hasMessageContaining("unroutable")
           .hasMessageContaining(destination);
+      // declare=true: the next publish (the relay's retry) declares the queue again
+      broker.publisher().publish(destination, event("k", "after"));
     }
   }
 
@@ -301,6 +372,12 @@ class RabbitMqAdapterIT {
         } catch (RetriableBrokerException e) {
           Thread.sleep(100); // recovering
         }
+      }
+      try (Connection c = LocalRabbitMq.connect(vhost);
+          Channel ch = c.createChannel()) {
+        assertThat(ch.queueDeclarePassive(destination + ".members").getConsumerCount())
+            .as("the consumer is counted as a member again after the recovery")
+            .isEqualTo(1);
       }
       assertThat(seen)
           .as("the unacked one comes back first, then the new one")
