@@ -48,10 +48,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * copies the message into one of the shard's wait queues ({@link RetryQueues}) on a connection of
  * the consumer's own for copies, waits for the server's confirm that it was routed, then acks the
  * original; a key's copies never come back in another order than they were nacked, and come back
- * through the shard's retry queue, which is handed out first. A nack without delay returns the
- * message to its place in a quorum queue; on a classic queue, whose redelivered flag cannot count
- * attempts, it is copied to the shard's retry queue. Settling a delivery whose channel was lost
- * does nothing: the server has returned it already.
+ * through the shard's retry queue, which is handed out first. A nack without delay is copied to the
+ * retry queue too: {@code basic.nack} with requeue puts the message behind a quorum queue's backlog
+ * (RabbitMQ 3.10), and a classic queue's redelivered flag cannot count attempts. Settling a
+ * delivery whose channel was lost does nothing: the server has returned it already.
  *
  * <p><b>Outages.</b> The connection recovers by itself; while it is down, {@link #poll} fails
  * retriably. Shards held on the lost connection are taken again after it recovers, and the consumer
@@ -615,10 +615,9 @@ final class RabbitMqConsumer implements Consumer {
         if (!alive) {
           return; // the server has returned it already
         }
-        if (delay.isZero() && quorum) {
-          channel.basicNack(d.tag(), false, true);
-          return;
-        }
+        // Never basic.nack with requeue, not even without delay: on a quorum queue (3.10) the
+        // message goes behind the queue's backlog, behind the key's later events. A copy to the
+        // retry queue, served first, keeps the key's order and counts the attempt.
         try {
           copy(d, delay, d.attempt());
         } catch (InterruptedException e) {

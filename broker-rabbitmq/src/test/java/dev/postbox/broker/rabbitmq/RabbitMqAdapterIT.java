@@ -228,6 +228,16 @@ class RabbitMqAdapterIT {
 
   @Test
   void aDelayedCopyComesBackOnTimeEvenBehindABacklog() {
+    copyComesBackBeforeTheBacklog(Duration.ofMillis(500));
+  }
+
+  @Test
+  void aNackWithoutDelayComesBackBeforeTheBacklog() {
+    // basic.nack with requeue would put it behind the backlog on a quorum queue (RabbitMQ 3.10)
+    copyComesBackBeforeTheBacklog(Duration.ZERO);
+  }
+
+  private void copyComesBackBeforeTheBacklog(Duration delay) {
     // The inbox holds a key behind its failed event for a few seconds past the event's due time
     // only (KeyHolds): a copy that queued up behind the shard's backlog would come back after the
     // hold ended, and the key's later events, in that backlog, would overtake it.
@@ -242,7 +252,7 @@ class RabbitMqAdapterIT {
         backlog.add(event("other-" + (i % 50), "backlog-" + i));
       }
       broker.publisher().publishAll(destination, backlog);
-      first.nack(Duration.ofMillis(500));
+      first.nack(delay);
       // Drain at 5 ms a delivery (10 s for the backlog), as a busy inbox does: the copy, due after
       // 0.5 s, must come back long before the backlog ends.
       int before = 0;
