@@ -2,7 +2,6 @@ package dev.postbox.runtime.inbox;
 
 import dev.postbox.benchmarks.PostgresSchema;
 import dev.postbox.benchmarks.Report;
-import dev.postbox.broker.kafka.testing.KafkaTestBroker;
 import dev.postbox.runtime.api.InboxListener;
 import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
@@ -10,6 +9,8 @@ import dev.postbox.spi.Consumer;
 import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Subscription;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -17,13 +18,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * End to end on the receiver side: Kafka → inbox → handler (one business insert) → commit → ack, on
+ * End to end on the receiver side: Kafka (or another broker) → inbox → handler (one business insert) → commit → ack, on
  * PostgreSQL, with peers in the same run, on the same broker and database:
  *
  * <ul>
@@ -45,6 +45,8 @@ import java.util.concurrent.Executors;
  * -Dexec.mainClass=dev.postbox.runtime.inbox.InboxBenchmark}. Every peer runs once per round
  * ({@code --rounds N}, 5 by default; see {@link Report}); {@code -Dexec.args=storm} runs the
  * duplicate storm alone, and {@code extras} adds the storm and the scale-out after the rounds.
+ * {@code --broker rabbitmq} runs the same peers on another registered test broker (the machine's
+ * RabbitMQ, a vhost of the run's own) instead of Kafka, its results under {@code inbox-<name>}.
  */
 public final class InboxBenchmark {
 
@@ -56,20 +58,34 @@ public final class InboxBenchmark {
   private InboxBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    Report report = Report.of("inbox", args);
+    String brokerName = "kafka";
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals("--broker")) {
+        brokerName = args[i + 1];
+      }
+    }
+    Report report = Report.of(brokerName.equals("kafka") ? "inbox" : "inbox-" + brokerName, args);
     List<String> rest = report.args();
-    try (KafkaTestBroker kafka = KafkaTestBroker.start();
-        Broker broker =
-            Brokers.open("kafka", Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+    // A registered test broker of the run's own: Kafka KRaft in the JVM by default, or any other
+    // adapter's (--broker rabbitmq: a vhost of its own on the machine's RabbitMQ).
+    try (TestBroker kafka = TestBrokers.named(brokerName).start();
+        Broker broker = Brokers.open(kafka.provider().adapter(), kafka.config())) {
       System.out.printf(
-          "inbox benchmark: Kafka -> inbox -> 1 business insert -> commit -> ack, PostgreSQL, %d events,"
+          "inbox benchmark: %s -> inbox -> 1 business insert -> commit -> ack, PostgreSQL, %d events,"
               + " %d cores, Java %s%n",
-          EVENTS, Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"));
+          brokerName,
+          EVENTS,
+          Runtime.getRuntime().availableProcessors(),
+          System.getProperty("java.version"));
       if (rest.contains("storm")) {
         storms(kafka, broker);
         return;
       }
-      report.machine("broker", "Kafka KRaft in the JVM");
+      report.machine(
+          "broker",
+          brokerName.equals("kafka")
+              ? "Kafka KRaft in the JVM"
+              : brokerName + " (" + kafka.provider().getClass().getSimpleName() + ")");
       report.machine("database", PostgresSchema.version());
       for (int round = 1; round <= report.rounds(); round++) {
         System.out.printf("%nround %d%n", round);
@@ -139,7 +155,7 @@ public final class InboxBenchmark {
     return new Peer.Run(name, handledAcked[0]);
   }
 
-  private static void scaleOut(KafkaTestBroker kafka, Broker broker) throws Exception {
+  private static void scaleOut(TestBroker kafka, Broker broker) throws Exception {
     System.out.printf(
         "%nscale-out: 1, 2 and 3 inbox instances (batch mode, 1 lane each), one consumer group, %,d"
             + " events over 8 partitions%n",
@@ -160,9 +176,9 @@ public final class InboxBenchmark {
    * rebalance falls inside the clock); then they stop polling, the measured events are published,
    * and the clock runs from their release to the last measured event's commit.
    */
-  private static double instances(KafkaTestBroker kafka, Broker broker, int n) throws Exception {
+  private static double instances(TestBroker kafka, Broker broker, int n) throws Exception {
     String topic = "inbox-scale-" + UUID.randomUUID();
-    kafka.createTopic(topic, 8);
+    kafka.createDestination(topic, 8);
     try (PostgresSchema db = new PostgresSchema("")) {
       db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
       java.util.concurrent.atomic.AtomicInteger measured =
@@ -277,7 +293,7 @@ public final class InboxBenchmark {
   }
 
   /** The seeds' loop: one transaction of four statements per message, then the ack. */
-  private static double perMessageLoop(KafkaTestBroker kafka, Broker broker) throws Exception {
+  private static double perMessageLoop(TestBroker kafka, Broker broker) throws Exception {
     String topic = publish(kafka, broker);
     try (PostgresSchema db = new PostgresSchema("")) {
       db.execute(
@@ -324,7 +340,7 @@ public final class InboxBenchmark {
     }
   }
 
-  private static double postbox(KafkaTestBroker kafka, Broker broker, int lanes) throws Exception {
+  private static double postbox(TestBroker kafka, Broker broker, int lanes) throws Exception {
     String topic = publish(kafka, broker);
     try (PostgresSchema db = new PostgresSchema("")) {
       db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");
@@ -359,7 +375,7 @@ public final class InboxBenchmark {
   }
 
   /** The duplicate storm with and without the front, alone with {@code storm} as the argument. */
-  private static void storms(KafkaTestBroker kafka, Broker broker) throws Exception {
+  private static void storms(TestBroker kafka, Broker broker) throws Exception {
     System.out.printf(
         "%nduplicate storm: %,d already-processed events redelivered (a new consumer group reads"
             + " the topic again), batch mode, 1 lane%n",
@@ -401,7 +417,7 @@ public final class InboxBenchmark {
    *
    * @return the storm's seconds, and Kafka alone's
    */
-  private static double[] storm(KafkaTestBroker kafka, Broker broker, boolean front)
+  private static double[] storm(TestBroker kafka, Broker broker, boolean front)
       throws Exception {
     String topic = publish(kafka, broker);
     try (PostgresSchema db = new PostgresSchema("")) {
@@ -502,7 +518,7 @@ public final class InboxBenchmark {
    *
    * @return seconds until the last handler committed, and until the last delivery was acked
    */
-  private static double[] postboxDeferred(KafkaTestBroker kafka, Broker broker, int workers)
+  private static double[] postboxDeferred(TestBroker kafka, Broker broker, int workers)
       throws Exception {
     String topic = publish(kafka, broker);
     try (PostgresSchema db = new PostgresSchema("")) {
@@ -619,9 +635,9 @@ public final class InboxBenchmark {
   }
 
   /** A new topic holding EVENTS events over 1,000 keys. */
-  private static String publish(KafkaTestBroker kafka, Broker broker) {
+  private static String publish(TestBroker kafka, Broker broker) {
     String topic = "inbox-bench-" + UUID.randomUUID();
-    kafka.createTopic(topic, 8);
+    kafka.createDestination(topic, 8);
     List<Envelope> batch = new ArrayList<>();
     for (int i = 0; i < EVENTS; i++) {
       batch.add(event("OrderCaptured", "order-" + (i % 1_000), i));

@@ -12,6 +12,8 @@ import dev.postbox.spi.Broker;
 import dev.postbox.spi.Brokers;
 import dev.postbox.spi.Envelope;
 import dev.postbox.spi.Publisher;
+import dev.postbox.spi.testing.TestBroker;
+import dev.postbox.spi.testing.TestBrokers;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -48,7 +50,9 @@ import org.HdrHistogram.Recorder;
  * KRaft broker in this JVM unless {@code --bootstrap host:port} names one.
  *
  * <p>Run: {@code ./mvnw -q -pl benchmarks -am install -DskipTests && ./mvnw -q -pl benchmarks
- * exec:java -Dexec.mainClass=dev.postbox.runtime.relay.RelayBenchmark}
+ * exec:java -Dexec.mainClass=dev.postbox.runtime.relay.RelayBenchmark}; {@code -Dexec.args=--rabbitmq}
+ * adds, in every round, one relay instance draining to RabbitMQ and RabbitMQ's producer-only limit
+ * (the machine's server, a vhost of the run's own, quorum queues in 4 shards)
  */
 public final class RelayBenchmark {
 
@@ -62,7 +66,12 @@ public final class RelayBenchmark {
   public static void main(String[] args) throws Exception {
     Report report = Report.of("relay", args);
     List<String> rest = report.args();
-    String bootstrap = rest.size() == 2 && rest.get(0).equals("--bootstrap") ? rest.get(1) : null;
+    int b = rest.indexOf("--bootstrap");
+    String bootstrap = b >= 0 && b + 1 < rest.size() ? rest.get(b + 1) : null;
+    // --rabbitmq: the same drain and the broker's limit on RabbitMQ too, as peers in each round.
+    TestBroker rabbit = rest.contains("--rabbitmq") ? TestBrokers.named("rabbitmq").start() : null;
+    Broker rabbitBroker =
+        rabbit == null ? null : Brokers.open(rabbit.provider().adapter(), rabbit.config());
     KafkaTestBroker kafka = bootstrap == null ? KafkaTestBroker.start() : null;
     String servers = bootstrap != null ? bootstrap : kafka.bootstrapServers();
     System.out.printf(
@@ -84,12 +93,17 @@ public final class RelayBenchmark {
         // (the same envelopes through the same adapter, in batches of 500 on 4 threads, no
         // database). Peers take turns first from round to round.
         List<Peer> peers =
-            List.of(
+            List.<Peer>of(
                 () -> throughput(broker.publisher(), kafka, 1, ONE),
                 () -> throughput(broker.publisher(), kafka, 2, "2 relay instances"),
                 () -> throughput(broker.publisher(), kafka, 3, "3 relay instances"),
                 () -> throughput((destination, envelope) -> {}, kafka, 1, NULL_BROKER),
-                () -> producerOnly(broker.publisher(), kafka));
+                () -> producerOnly(broker.publisher(), kafka, PRODUCER));
+        if (rabbitBroker != null) {
+          peers = new ArrayList<>(peers);
+          peers.add(() -> throughput(rabbitBroker.publisher(), null, 1, ONE_RABBITMQ));
+          peers.add(() -> producerOnly(rabbitBroker.publisher(), null, PRODUCER_RABBITMQ));
+        }
         for (int k = 0; k < peers.size(); k++) {
           Peer.Rate r = peers.get((k + round - 1) % peers.size()).run();
           report.add(r.name(), THROUGHPUT, "events/s", r.perSecond());
@@ -98,6 +112,17 @@ public final class RelayBenchmark {
         double lower =
             Math.min(report.last(NULL_BROKER, THROUGHPUT), report.last(PRODUCER, THROUGHPUT));
         report.add(ONE, SHARE, "%", 100 * one / lower);
+        if (rabbitBroker != null) {
+          report.add(
+              ONE_RABBITMQ,
+              SHARE,
+              "%",
+              100
+                  * report.last(ONE_RABBITMQ, THROUGHPUT)
+                  / Math.min(
+                      report.last(NULL_BROKER, THROUGHPUT),
+                      report.last(PRODUCER_RABBITMQ, THROUGHPUT)));
+        }
         System.out.printf(
             "1 instance / lower limit: %.0f%% (of %,.0f events/s)%n", 100 * one / lower, lower);
         System.out.printf(
@@ -123,9 +148,21 @@ public final class RelayBenchmark {
             2,
             true);
       }
+      if (rabbitBroker != null) {
+        report.goal(
+            "RabbitMQ: 1 instance >= 70 % of its producer-only limit",
+            ONE_RABBITMQ,
+            SHARE,
+            ">=",
+            70);
+      }
     } finally {
       if (kafka != null) {
         kafka.close();
+      }
+      if (rabbitBroker != null) {
+        rabbitBroker.close();
+        rabbit.close();
       }
     }
     report.goal("1 instance >= 70 % of the lower limit", ONE, SHARE, ">=", 70);
@@ -139,6 +176,8 @@ public final class RelayBenchmark {
   private static final String ONE = "1 relay instance";
   private static final String NULL_BROKER = "limit: null broker";
   private static final String PRODUCER = "limit: producer only";
+  private static final String ONE_RABBITMQ = "RabbitMQ: 1 relay instance";
+  private static final String PRODUCER_RABBITMQ = "RabbitMQ: limit: producer only";
   private static final String DEFAULTS = "after-commit wake-up";
 
   /** A throughput peer of one round. */
@@ -149,7 +188,7 @@ public final class RelayBenchmark {
   }
 
   /** The broker's limit: the drain's envelopes sent straight through the adapter. */
-  private static Peer.Rate producerOnly(Publisher publisher, KafkaTestBroker kafka)
+  private static Peer.Rate producerOnly(Publisher publisher, KafkaTestBroker kafka, String label)
       throws Exception {
     String topic = topic(kafka, 8);
     List<List<Envelope>> batches = new ArrayList<>();
@@ -187,8 +226,8 @@ public final class RelayBenchmark {
     }
     double seconds = (System.nanoTime() - started) / 1e9;
     threads.shutdown();
-    System.out.printf("%-28s %12.2f %,12.0f%n", PRODUCER, seconds, THROUGHPUT_EVENTS / seconds);
-    return new Peer.Rate(PRODUCER, THROUGHPUT_EVENTS / seconds);
+    System.out.printf("%-28s %12.2f %,12.0f%n", label, seconds, THROUGHPUT_EVENTS / seconds);
+    return new Peer.Rate(label, THROUGHPUT_EVENTS / seconds);
   }
 
   private static Peer.Rate throughput(
