@@ -101,6 +101,24 @@ public final class KeyedBatch {
             + limit);
   }
 
+  /**
+   * The indexes of the envelopes that may be sent now, in order: every one not {@linkplain
+   * #heldBack held back} and not {@linkplain #refuses refused} by the broker's capabilities (those
+   * are recorded as failed). For adapters whose batch goes out at once (a transaction, a pipeline
+   * of confirms).
+   */
+  public java.util.List<Integer> sendable(
+      String destination, java.util.List<Envelope> batch, Capabilities caps) {
+    java.util.List<Integer> out = new java.util.ArrayList<>(batch.size());
+    for (int i = 0; i < batch.size(); i++) {
+      Envelope e = batch.get(i);
+      if (!heldBack(i, e) && !refuses(i, destination, e, caps)) {
+        out.add(i);
+      }
+    }
+    return out;
+  }
+
   /** The failure for an envelope the broker's {@link Capabilities#check} refuses: permanent. */
   public static PermanentBrokerException refused(Envelope e, InvalidEventException invalid) {
     return new PermanentBrokerException(

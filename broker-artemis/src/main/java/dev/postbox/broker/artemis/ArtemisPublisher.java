@@ -12,7 +12,6 @@ import jakarta.jms.JMSException;
 import jakarta.jms.MessageProducer;
 import jakarta.jms.Session;
 import java.lang.System.Logger.Level;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 
@@ -53,13 +52,7 @@ final class ArtemisPublisher implements Publisher {
       return;
     }
     KeyedBatch keyed = new KeyedBatch(batch.size());
-    List<Integer> sendable = new ArrayList<>();
-    for (int i = 0; i < batch.size(); i++) {
-      Envelope e = batch.get(i);
-      if (!keyed.heldBack(i, e) && !keyed.refuses(i, destination, e, broker.capabilities())) {
-        sendable.add(i);
-      }
-    }
+    List<Integer> sendable = keyed.sendable(destination, batch, broker.capabilities());
     if (!sendable.isEmpty()) {
       sendInOneTransaction(destination, batch, sendable, keyed);
     }

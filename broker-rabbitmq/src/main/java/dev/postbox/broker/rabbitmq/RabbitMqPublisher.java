@@ -8,7 +8,6 @@ import dev.postbox.spi.KeyedBatch;
 import dev.postbox.spi.PermanentBrokerException;
 import dev.postbox.spi.Publisher;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -51,13 +50,7 @@ final class RabbitMqPublisher implements Publisher {
       return;
     }
     KeyedBatch keyed = new KeyedBatch(batch.size());
-    List<Integer> sendable = new ArrayList<>();
-    for (int i = 0; i < batch.size(); i++) {
-      Envelope e = batch.get(i);
-      if (!keyed.heldBack(i, e) && !keyed.refuses(i, destination, e, broker.capabilities())) {
-        sendable.add(i);
-      }
-    }
+    List<Integer> sendable = keyed.sendable(destination, batch, broker.capabilities());
     if (!sendable.isEmpty()) {
       send(destination, batch, sendable, keyed);
     }
