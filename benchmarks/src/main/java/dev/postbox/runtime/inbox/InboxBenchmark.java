@@ -23,8 +23,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * End to end on the receiver side: Kafka (or another broker) → inbox → handler (one business insert) → commit → ack, on
- * PostgreSQL, with peers in the same run, on the same broker and database:
+ * End to end on the receiver side: Kafka (or another broker) → inbox → handler (one business
+ * insert) → commit → ack, on PostgreSQL, with peers in the same run, on the same broker and
+ * database:
  *
  * <ul>
  *   <li><b>the per-message loop</b> of the seed projects: per delivery {@code BEGIN; SELECT 1 FROM
@@ -417,8 +418,7 @@ public final class InboxBenchmark {
    *
    * @return the storm's seconds, and Kafka alone's
    */
-  private static double[] storm(TestBroker kafka, Broker broker, boolean front)
-      throws Exception {
+  private static double[] storm(TestBroker kafka, Broker broker, boolean front) throws Exception {
     String topic = publish(kafka, broker);
     try (PostgresSchema db = new PostgresSchema("")) {
       db.execute("CREATE TABLE charge (event_id VARCHAR(256) NOT NULL, amount INTEGER NOT NULL)");

@@ -50,9 +50,10 @@ import org.HdrHistogram.Recorder;
  * KRaft broker in this JVM unless {@code --bootstrap host:port} names one.
  *
  * <p>Run: {@code ./mvnw -q -pl benchmarks -am install -DskipTests && ./mvnw -q -pl benchmarks
- * exec:java -Dexec.mainClass=dev.postbox.runtime.relay.RelayBenchmark}; {@code -Dexec.args=--rabbitmq}
- * adds, in every round, one relay instance draining to RabbitMQ and RabbitMQ's producer-only limit
- * (the machine's server, a vhost of the run's own, quorum queues in 4 shards)
+ * exec:java -Dexec.mainClass=dev.postbox.runtime.relay.RelayBenchmark}; {@code
+ * -Dexec.args=--rabbitmq} adds, in every round, one relay instance draining to RabbitMQ and
+ * RabbitMQ's producer-only limit (the machine's server, a vhost of the run's own, quorum queues in
+ * 4 shards)
  */
 public final class RelayBenchmark {
 
@@ -151,10 +152,7 @@ public final class RelayBenchmark {
       if (rabbitBroker != null) {
         report.goal(
             "RabbitMQ: 1 instance >= 70 % of its producer-only limit",
-            ONE_RABBITMQ,
-            SHARE,
-            ">=",
-            70);
+            ONE_RABBITMQ, SHARE, ">=", 70);
       }
     } finally {
       if (kafka != null) {
