@@ -87,6 +87,9 @@ final class RabbitMqConsumer implements Consumer {
   /** Poll thread only. */
   private Channel control;
 
+  /** Locks of shards given back whose delete failed; poll thread only. */
+  private final java.util.Set<String> orphanLocks = new java.util.HashSet<>();
+
   private Channel members;
   private volatile boolean membersCounted;
   private long nextBalanceNanos;
@@ -107,14 +110,21 @@ final class RabbitMqConsumer implements Consumer {
   private static final class ShardMemory {
     final Map<String, Due> lastDue = new HashMap<>();
     final Map<String, Integer> away = new HashMap<>();
+
+    /** Per key: when its hold is given up, from the due time of its last nacked copy only. */
+    final Map<String, Long> giveUpAt = new HashMap<>();
+
     long lastCopyDueMillis;
 
     /** Whether the key has a copy away that may still come back (one due long ago is given up). */
     boolean isAway(String key, long nowMillis) {
-      Due last = lastDue.get(key);
-      return away.containsKey(key)
-          && last != null
-          && nowMillis < last.dueMillis() + AWAY_GIVE_UP_MS;
+      Long until = giveUpAt.get(key);
+      if (until != null && nowMillis >= until) {
+        away.remove(key); // never came back here: held no longer
+        giveUpAt.remove(key);
+        return false;
+      }
+      return away.containsKey(key) && until != null;
     }
 
     void back(String key) {
@@ -124,6 +134,7 @@ final class RabbitMqConsumer implements Consumer {
     synchronized void forget() {
       lastDue.clear();
       away.clear();
+      giveUpAt.clear();
       lastCopyDueMillis = 0;
     }
   }
@@ -256,6 +267,9 @@ final class RabbitMqConsumer implements Consumer {
         claims[i] = null;
       }
     }
+    for (String lock : List.copyOf(orphanLocks)) {
+      freeLock(lock);
+    }
     joinMembers();
     Channel ctl = control();
     int memberCount;
@@ -335,6 +349,20 @@ final class RabbitMqConsumer implements Consumer {
     }
   }
 
+  /**
+   * Deletes a shard's lock; one that could not be deleted while the connection is open is tried
+   * again at every balance, or the shard would stay locked for every other consumer.
+   */
+  private void freeLock(String lock) {
+    try {
+      control().queueDelete(lock);
+      orphanLocks.remove(lock);
+    } catch (IOException | RuntimeException e) {
+      orphanLocks.add(lock);
+      LOG.log(Level.DEBUG, "freeing " + lock + " failed; tried again: " + e);
+    }
+  }
+
   /** Keeps this consumer counted on the members queue, also after the connection recovered. */
   private void joinMembers() throws IOException {
     if (members != null && membersCounted) {
@@ -364,6 +392,9 @@ final class RabbitMqConsumer implements Consumer {
 
   /** The connection delayed copies are published on; not the consumer's, which a block stalls. */
   private synchronized Connection copies() {
+    if (closed.get()) {
+      throw new IllegalStateException("rabbitmq consumer is closed");
+    }
     if (copies == null) {
       copies = broker.connect("retries-" + subscription.group());
     }
@@ -476,12 +507,7 @@ final class RabbitMqConsumer implements Consumer {
         RabbitMqBroker.closeQuietly(copyChannel);
       }
       if (connection.isOpen()) {
-        try {
-          control().queueDelete(Shards.lockQueue(queue));
-        } catch (IOException | RuntimeException e) {
-          // gone with a lost connection, or freed when this one closes
-          LOG.log(Level.DEBUG, "freeing the lock of " + queue + " failed: " + e);
-        }
+        freeLock(Shards.lockQueue(queue));
       }
     }
 
@@ -489,7 +515,7 @@ final class RabbitMqConsumer implements Consumer {
      * Copies a delivery into the wait queue for its delay (or for no delay into the retry queue),
      * and returns once the server confirmed the copy as routed.
      */
-    private void copy(RabbitMqDelivery d, Duration delay, int priorAttempts)
+    private void copy(RabbitMqDelivery d, Duration delay, int priorAttempts, boolean nacked)
         throws IOException, InterruptedException, TimeoutException {
       synchronized (copyLock) {
         if (copyChannel == null || !copyChannel.isOpen()) {
@@ -518,7 +544,8 @@ final class RabbitMqConsumer implements Consumer {
               step = last.stepMillis();
             } else {
               // Another wait queue: due clearly after the earlier copy, never a race of timers.
-              while (now + step < last.dueMillis() + DUE_MARGIN_MS) {
+              while (now + step < last.dueMillis() + DUE_MARGIN_MS
+                  && step < RetryQueues.LONGEST_DELAY.toMillis()) {
                 step = RetryQueues.nextStepMillis(step);
               }
             }
@@ -540,11 +567,15 @@ final class RabbitMqConsumer implements Consumer {
           if (copyLock.lastDue.size() > 10_000) {
             copyLock.lastDue.values().removeIf(x -> x.dueMillis() + AWAY_GIVE_UP_MS < now);
             copyLock.away.keySet().retainAll(copyLock.lastDue.keySet());
+            copyLock.giveUpAt.keySet().retainAll(copyLock.lastDue.keySet());
           }
           Due before = copyLock.lastDue.get(key);
           copyLock.lastDue.put(
               key, new Due(step, before == null ? due : Math.max(before.dueMillis(), due)));
           copyLock.away.merge(key, 1, Integer::sum);
+          if (nacked) {
+            copyLock.giveUpAt.put(key, due + AWAY_GIVE_UP_MS);
+          }
         }
       }
     }
@@ -574,14 +605,20 @@ final class RabbitMqConsumer implements Consumer {
         }
       }
       try {
-        copy(d, Duration.ofMillis(1), Math.max(0, d.attempt() - 1));
-        channel.basicAck(d.tag(), false);
+        copy(d, Duration.ofMillis(1), Math.max(0, d.attempt() - 1), false);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        requeue(d);
+        return true; // handed out: the inbox holds the key behind its failed event
       } catch (IOException | TimeoutException | RuntimeException e) {
-        LOG.log(Level.WARNING, "holding " + d + " behind its key's copy failed; requeued: " + e);
-        requeue(d);
+        // Handed out rather than requeued (behind a quorum queue's backlog): the inbox holds the
+        // key behind its failed event.
+        LOG.log(Level.WARNING, "holding " + d + " behind its key's copy failed; handed out: " + e);
+        return true;
+      }
+      try {
+        channel.basicAck(d.tag(), false);
+      } catch (IOException | RuntimeException e) {
+        LOG.log(Level.DEBUG, "acking held " + d + " failed; redelivered with its channel: " + e);
       }
       return false;
     }
@@ -619,7 +656,7 @@ final class RabbitMqConsumer implements Consumer {
         // message goes behind the queue's backlog, behind the key's later events. A copy to the
         // retry queue, served first, keeps the key's order and counts the attempt.
         try {
-          copy(d, delay, d.attempt());
+          copy(d, delay, d.attempt(), true);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           channel.basicNack(d.tag(), false, true);

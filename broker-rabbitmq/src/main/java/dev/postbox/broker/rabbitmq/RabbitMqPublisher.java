@@ -119,6 +119,7 @@ final class RabbitMqPublisher implements Publisher {
   private PublishChannel borrow(Connection c) throws IOException {
     PublishChannel ch = idle.poll();
     while (ch != null && !ch.channel.isOpen()) {
+      discard(ch); // unregisters it from the connection, which would reopen it at a recovery
       ch = idle.poll();
     }
     return ch != null ? ch : new PublishChannel(c.createChannel());
