@@ -71,6 +71,14 @@ public record Envelope(
   /** W3C trace state header that travels with {@link #TRACEPARENT}. */
   public static final String TRACESTATE = "tracestate";
 
+  /**
+   * The extension attribute that carries an event's expiry, an RFC 3339 time (e.g. {@code
+   * 2026-12-04T17:00:00Z}): a relay never publishes the event at or after it, an inbox never hands
+   * it to a handler then (it becomes an EXPIRED dead letter), and adapters whose broker can expire
+   * a message map it to the broker's own expiry. An envelope whose value does not parse is invalid.
+   */
+  public static final String EXPIRYTIME = "expirytime";
+
   private static final Pattern HEADER_NAME = Pattern.compile("[a-z0-9]+");
   private static final Pattern TRACEPARENT_FORMAT =
       Pattern.compile("[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}");
@@ -107,7 +115,43 @@ public record Envelope(
     Objects.requireNonNull(headers, "envelope headers must not be null (use an empty map)");
     Objects.requireNonNull(payload, "envelope payload must not be null (use an empty array)");
     headers = validatedHeaders(headers);
+    expiryTime(headers);
     payload = payload.clone();
+  }
+
+  /** The event's expiry ({@link #EXPIRYTIME}), if it has one. */
+  public java.util.Optional<Instant> expiryTime() {
+    return expiryTime(headers);
+  }
+
+  /**
+   * The expiry that these headers carry ({@link #EXPIRYTIME}), if any.
+   *
+   * @throws InvalidEventException the value is not an RFC 3339 time
+   */
+  public static java.util.Optional<Instant> expiryTime(Map<String, String> headers) {
+    String value = headers.get(EXPIRYTIME);
+    if (value == null) {
+      return java.util.Optional.empty();
+    }
+    try {
+      return java.util.Optional.of(java.time.OffsetDateTime.parse(value).toInstant());
+    } catch (java.time.format.DateTimeParseException e) {
+      throw new InvalidEventException(
+          "header " + EXPIRYTIME,
+          "must be an RFC 3339 time",
+          "header " + EXPIRYTIME + " must be an RFC 3339 time such as 2026-12-04T17:00:00Z");
+    }
+  }
+
+  /**
+   * Milliseconds the event has left to live at {@code now} (0 or less: expired), or -1 when it has
+   * no expiry; for adapters that map the expiry to a broker's time-to-live.
+   */
+  public long millisToLive(Instant now) {
+    return expiryTime()
+        .map(t -> Math.max(0, java.time.Duration.between(now, t).toMillis()))
+        .orElse(-1L);
   }
 
   /** Returns a copy of the payload; the envelope keeps its own. */

@@ -54,11 +54,12 @@ public final class Postbox implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger(Postbox.class.getName());
 
   private static final Object PARTITIONS_KEY = Postbox.class.getName() + ".partitions";
+  private static final Object DUE_KEY = Postbox.class.getName() + ".due";
 
   private final PostboxSettings settings;
   private final DataSource dataSource;
   private final Transactions tx;
-  private final Clock clock;
+  private Clock clock; // set at start: the database's, unless the builder gave one
   private final ScheduledExecutorService scheduler;
   private final boolean ownScheduler;
   private final List<ScheduledFuture<?>> scheduled = new ArrayList<>();
@@ -87,6 +88,13 @@ public final class Postbox implements AutoCloseable {
 
   void start(PostboxBuilder b) {
     dialect = settings.migrate() ? Migrations.migrate(dataSource) : Migrations.dialect(dataSource);
+    if (clock == null) {
+      dev.postbox.runtime.db.DatabaseClock databaseClock =
+          dev.postbox.runtime.db.DatabaseClock.of(Clock.systemUTC(), dataSource, dialect);
+      clock = databaseClock;
+      scheduled.add(
+          scheduler.scheduleWithFixedDelay(databaseClock::refresh, 60, 60, TimeUnit.SECONDS));
+    }
     if (settings.datePartitions() != null) {
       if (settings.migrate()) {
         Migrations.partitionByDate(dataSource); // names PostgreSQL on any other database
@@ -175,23 +183,95 @@ public final class Postbox implements AutoCloseable {
    *     only
    */
   public String record(CallerTransaction caller, OutboxEvent event) {
+    return record(caller, event, dev.postbox.runtime.api.Schedule.NOW);
+  }
+
+  /**
+   * As {@link #record(CallerTransaction, OutboxEvent)}, published at the schedule's due time and
+   * never after its expiry (see {@link dev.postbox.runtime.api.Outbox#record(OutboxEvent,
+   * dev.postbox.runtime.api.Schedule)}). A delay counts from the database's clock; the expiry
+   * travels with the event as its {@code expirytime} attribute.
+   *
+   * @throws InvalidEventException the broker cannot carry the event, or it expires before it is
+   *     due; nothing is recorded and the transaction is marked rollback only
+   */
+  public String record(
+      CallerTransaction caller, OutboxEvent event, dev.postbox.runtime.api.Schedule schedule) {
     caller.checkActive();
+    Objects.requireNonNull(schedule, "schedule");
+    Instant now = clock.instant();
+    Instant due = schedule.at() != null ? schedule.at() : now.plus(schedule.after());
+    Instant expiry =
+        schedule.expiresAt() != null
+            ? schedule.expiresAt()
+            : schedule.expiresAfter() == null ? null : due.plus(schedule.expiresAfter());
+    if (expiry != null) {
+      expiry = expiry.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+      if (!expiry.isAfter(due.isAfter(now) ? due : now)) {
+        caller.setRollbackOnly();
+        throw new InvalidEventException(
+            "expiry",
+            "must be after the due time",
+            "outbox event "
+                + event.eventId()
+                + " would expire ("
+                + expiry
+                + ") before it is due ("
+                + (due.isAfter(now) ? due : now)
+                + "); nothing is recorded");
+      }
+      event =
+          event.toBuilder().header(dev.postbox.spi.Envelope.EXPIRYTIME, expiry.toString()).build();
+    }
     check(caller, event);
     OutboxRepository repository = outbox.repository();
     int partition = Partitioner.partition(event.key(), event.eventId(), repository.partitions());
+    boolean deferred = due.isAfter(now);
     try (Connection c = caller.connection()) {
-      repository.insert(c, event, clock.instant());
+      if (deferred) {
+        repository.insertScheduled(c, event, now, due, schedule.keepKeyOrder());
+      } else {
+        repository.insert(c, event, now);
+      }
     } catch (SQLException e) {
       // Whatever the caller does with the exception, this transaction must not commit as if the
       // event had been recorded (PostgreSQL would "commit" its aborted transaction silently).
       caller.setRollbackOnly();
       throw new DataAccessException("the outbox row could not be written: " + e.getMessage(), e);
     }
+    if (deferred) {
+      // After the commit: the relay wakes for it at its due time (or at a poll, on the instance
+      // that holds its partition then).
+      List<Instant> dues = caller.perTransaction(DUE_KEY, ArrayList::new, outbox::scheduled);
+      dues.add(due);
+      return event.eventId();
+    }
     // After the commit: wake this instance's relay for the partitions it holds, and announce the
     // others to the instances that hold them.
     Set<Integer> touched = caller.perTransaction(PARTITIONS_KEY, HashSet::new, outbox::committed);
     touched.add(partition);
     return event.eventId();
+  }
+
+  /**
+   * Cancels a scheduled event in the caller's transaction; true when it was still scheduled (see
+   * {@link dev.postbox.runtime.api.Outbox#cancel}).
+   *
+   * @throws IllegalStateException no transaction is active
+   * @throws DataAccessException the row could not be updated; the transaction is marked rollback
+   *     only
+   */
+  public boolean cancel(CallerTransaction caller, String eventId) {
+    caller.checkActive();
+    if (eventId == null || eventId.isBlank()) {
+      return false;
+    }
+    try (Connection c = caller.connection()) {
+      return outbox.repository().cancel(c, eventId, clock.instant());
+    } catch (SQLException e) {
+      caller.setRollbackOnly();
+      throw new DataAccessException("the outbox row could not be cancelled: " + e.getMessage(), e);
+    }
   }
 
   /**

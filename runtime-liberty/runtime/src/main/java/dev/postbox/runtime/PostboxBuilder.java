@@ -26,7 +26,7 @@ public final class PostboxBuilder {
   DataSource dataSource;
   Transactions transactions;
   Broker broker;
-  Clock clock = Clock.systemUTC();
+  Clock clock; // null: the database's clock (db.DatabaseClock)
   ScheduledExecutorService scheduler;
   ThreadFactory threadFactory = Executors.defaultThreadFactory();
   RelayListener relayListener = RelayListener.NONE;
@@ -62,6 +62,11 @@ public final class PostboxBuilder {
     return this;
   }
 
+  /**
+   * The clock for due times, expiries and the relay's "now"; by default the database's ({@code
+   * db.DatabaseClock}: this JVM's clock plus the measured offset to the database's), so instances
+   * with skewed clocks agree. Tests give a manual one.
+   */
   public PostboxBuilder clock(Clock clock) {
     this.clock = Objects.requireNonNull(clock);
     return this;

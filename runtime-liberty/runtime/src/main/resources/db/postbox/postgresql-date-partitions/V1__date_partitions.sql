@@ -46,6 +46,9 @@ ALTER INDEX postbox_outbox_pending RENAME TO postbox_outbox_b0_pending;
 ALTER INDEX postbox_outbox_pending_due RENAME TO postbox_outbox_b0_pending_due;
 ALTER INDEX postbox_outbox_failed RENAME TO postbox_outbox_b0_failed;
 ALTER INDEX postbox_outbox_settled_at RENAME TO postbox_outbox_b0_settled_at;
+ALTER INDEX postbox_outbox_scheduled RENAME TO postbox_outbox_b0_scheduled;
+ALTER INDEX postbox_outbox_scheduled_key RENAME TO postbox_outbox_b0_scheduled_key;
+ALTER INDEX postbox_outbox_ended_at RENAME TO postbox_outbox_b0_ended_at;
 ALTER TABLE postbox_outbox_b0 ADD CONSTRAINT postbox_outbox_b0_bucket CHECK (bucket < 1);
 
 CREATE TABLE postbox_outbox (
@@ -71,13 +74,20 @@ CREATE TABLE postbox_outbox (
     bucket          INTEGER       NOT NULL DEFAULT postbox_current_bucket('postbox_outbox'),
     CONSTRAINT postbox_outbox_pkey PRIMARY KEY (id, bucket),
     CONSTRAINT postbox_outbox_event_id UNIQUE (event_id, bucket),
-    CONSTRAINT postbox_outbox_status CHECK (status IN ('PENDING', 'DISPATCHED', 'FAILED', 'DISCARDED'))
+    -- V10's statuses (this file was written with V9's; an outbox converted then got V10 as a
+    -- partitioned table, and a table converted now carries V10's CHECK into bucket 0)
+    CONSTRAINT postbox_outbox_status CHECK (status IN ('PENDING',
+        'DISPATCHED', 'FAILED', 'DISCARDED', 'SCHEDULED', 'SCHEDULED_KEY', 'CANCELLED', 'EXPIRED'))
 ) PARTITION BY RANGE (bucket);
 -- V8's partial indexes, per partition.
 CREATE INDEX postbox_outbox_pending ON postbox_outbox (partition_no, id) WHERE status = 'PENDING';
 CREATE INDEX postbox_outbox_pending_due ON postbox_outbox (partition_no, next_attempt_at) WHERE status = 'PENDING';
 CREATE INDEX postbox_outbox_failed ON postbox_outbox (partition_no, id) WHERE status = 'FAILED';
 CREATE INDEX postbox_outbox_settled_at ON postbox_outbox (dispatched_at) WHERE status IN ('DISPATCHED', 'DISCARDED');
+-- V10's indexes for scheduled rows.
+CREATE INDEX postbox_outbox_scheduled ON postbox_outbox (next_attempt_at) WHERE status IN ('SCHEDULED', 'SCHEDULED_KEY');
+CREATE INDEX postbox_outbox_scheduled_key ON postbox_outbox (partition_no, event_key, id) WHERE status = 'SCHEDULED_KEY';
+CREATE INDEX postbox_outbox_ended_at ON postbox_outbox (dispatched_at) WHERE status IN ('CANCELLED', 'EXPIRED');
 -- The ids go on from where the old table's left off.
 SELECT setval(pg_get_serial_sequence('postbox_outbox', 'id'),
               COALESCE((SELECT MAX(id) FROM postbox_outbox_b0), 0) + 1, false);

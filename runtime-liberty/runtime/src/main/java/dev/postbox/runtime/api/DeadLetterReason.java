@@ -18,5 +18,11 @@ public enum DeadLetterReason {
    * Sequenced subscriptions: the event's key had an open dead letter, so the event was parked
    * behind it, not handled. It is replayed in order once the letters before it are settled.
    */
-  PARKED
+  PARKED,
+  /**
+   * The event's expiry ({@code expirytime}) had passed when it arrived, or when a deferred worker
+   * came to it: never handled. Its error gives the expiry and the time it was found expired. It
+   * holds no key back; a replay handles it (the operator's choice).
+   */
+  EXPIRED
 }

@@ -26,5 +26,8 @@ public interface RelayListener {
    */
   default void fenced(int partition, List<OutboxRow> rows) {}
 
+  /** Claimed rows were past their expiry ({@code expirytime}): marked EXPIRED, never published. */
+  default void expired(List<OutboxRow> rows) {}
+
   RelayListener NONE = new RelayListener() {};
 }

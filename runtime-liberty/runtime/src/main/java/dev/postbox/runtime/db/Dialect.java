@@ -125,9 +125,10 @@ public enum Dialect {
     }
 
     @Override
-    public String deleteSettledBatch() {
+    String deleteSettledBatch(String statuses) {
       // MariaDB refuses LIMIT inside an IN subquery, but allows it on DELETE itself.
-      return "DELETE FROM postbox_outbox WHERE status IN ('DISPATCHED', 'DISCARDED')"
+      return "DELETE FROM postbox_outbox WHERE status IN "
+          + statuses
           + " AND dispatched_at < ? ORDER BY id LIMIT ?";
     }
 
@@ -357,8 +358,22 @@ public enum Dialect {
 
   /** Deletes at most {@code ?} settled rows settled before {@code ?}: (cutoff, limit). */
   public String deleteSettledBatch() {
+    return deleteSettledBatch("('DISPATCHED', 'DISCARDED')");
+  }
+
+  /**
+   * Deletes at most {@code ?} cancelled or expired rows ended before {@code ?}: (cutoff, limit). A
+   * statement apart from {@link #deleteSettledBatch()}, so each reads its own partial index.
+   */
+  public String deleteEndedBatch() {
+    return deleteSettledBatch("('CANCELLED', 'EXPIRED')");
+  }
+
+  String deleteSettledBatch(String statuses) {
     return "DELETE FROM postbox_outbox WHERE id IN (SELECT id FROM postbox_outbox"
-        + " WHERE status IN ('DISPATCHED', 'DISCARDED') AND dispatched_at < ? ORDER BY id "
+        + " WHERE status IN "
+        + statuses
+        + " AND dispatched_at < ? ORDER BY id "
         + limit
         + ")";
   }

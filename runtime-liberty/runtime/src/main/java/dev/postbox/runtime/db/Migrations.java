@@ -38,7 +38,8 @@ public final class Migrations {
           "V6__binary_ids.sql",
           "V7__outbox_redrives.sql",
           "V8__outbox_partial_indexes.sql",
-          "V9__dead_letter_error_class.sql");
+          "V9__dead_letter_error_class.sql",
+          "V10__scheduled_events.sql");
 
   /**
    * The opt-in conversion to date-partitioned retention ({@code postbox.date-partitions=true}),
@@ -52,7 +53,7 @@ public final class Migrations {
   /** Migrates to the latest version and returns the dialect found. */
   public static Dialect migrate(DataSource dataSource) {
     Dialect dialect = dialect(dataSource);
-    flyway(dataSource, dialect.migrationLocation(), FILES, "postbox_schema_history");
+    flyway(dataSource, dialect.migrationLocation(), FILES, "postbox_schema_history", true);
     return dialect;
   }
 
@@ -75,7 +76,10 @@ public final class Migrations {
         dataSource,
         dialect.migrationLocation() + "-date-partitions",
         DATE_PARTITION_FILES,
-        "postbox_date_partitions_history");
+        "postbox_date_partitions_history",
+        // V1 was edited for V10's statuses and indexes (a conversion now runs after V10): one
+        // applied with the older text must not fail validation. The conversion runs once.
+        false);
   }
 
   /**
@@ -114,8 +118,13 @@ public final class Migrations {
   }
 
   private static void flyway(
-      DataSource dataSource, String location, List<String> files, String history) {
+      DataSource dataSource,
+      String location,
+      List<String> files,
+      String history,
+      boolean validate) {
     Flyway.configure()
+        .validateOnMigrate(validate)
         .dataSource(dataSource)
         .resourceProvider(new ListedResources(location, files))
         // Nothing to scan: the migrations are listed, and scanning logs errors in app servers.

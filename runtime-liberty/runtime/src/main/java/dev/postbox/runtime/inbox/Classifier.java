@@ -18,13 +18,23 @@ final class Classifier {
 
   private final InboxSettings settings;
   private final boolean keyed;
+  private final java.time.Clock clock;
 
   /**
    * @param keyed whether items carry their dedup front key
    */
   Classifier(InboxSettings settings, boolean keyed) {
+    this(settings, keyed, java.time.Clock.systemUTC());
+  }
+
+  /**
+   * @param keyed whether items carry their dedup front key
+   * @param clock the clock expiries are compared with (the database's, in a running Postbox)
+   */
+  Classifier(InboxSettings settings, boolean keyed, java.time.Clock clock) {
     this.settings = settings;
     this.keyed = keyed;
+    this.clock = clock;
   }
 
   /**
@@ -90,6 +100,28 @@ final class Classifier {
               Map.of(),
               null));
       return null;
+    }
+    java.util.Optional<java.time.Instant> expiry = e.expiryTime();
+    if (expiry.isPresent()) {
+      java.time.Instant now = clock.instant();
+      if (!expiry.get().isAfter(now)) {
+        // Never handled past its expiry: a letter with the times, replayable like any other.
+        poison.add(
+            new Poison(
+                d,
+                e,
+                DeadLetterReason.EXPIRED,
+                "expired at "
+                    + expiry.get()
+                    + ", received at "
+                    + now
+                    + " ("
+                    + java.time.Duration.between(expiry.get(), now).toMillis()
+                    + " ms late)",
+                Map.of(),
+                null));
+        return null;
+      }
     }
     return new Item(d, e, keyed);
   }

@@ -114,7 +114,7 @@ final class DeferredInbox implements AutoCloseable {
       done =
           tx.inTransaction(
               c -> {
-                List<Pending> claimed = claim(c, CLAIM_BATCH);
+                List<Pending> claimed = claim(c, CLAIM_BATCH, recheck);
                 for (Pending p : claimed) {
                   runHandler(c, p);
                 }
@@ -145,7 +145,7 @@ final class DeferredInbox implements AutoCloseable {
         boolean any =
             tx.inTransaction(
                 c -> {
-                  List<Pending> one = claim(c, 1);
+                  List<Pending> one = claim(c, 1, recheck);
                   if (one.isEmpty()) {
                     return false;
                   }
@@ -178,7 +178,8 @@ final class DeferredInbox implements AutoCloseable {
    * rules: never runnable now) becomes a MALFORMED letter with its fields, in this transaction, and
    * its key's next event goes on.
    */
-  private List<Pending> claim(Connection c, int limit) throws java.sql.SQLException {
+  private List<Pending> claim(Connection c, int limit, Set<String> recheck)
+      throws java.sql.SQLException {
     Instant now = clock.instant();
     PendingEventRepository.Claimed claimed = pending.claim(c, settings.subscription(), now, limit);
     for (PendingEventRepository.Stale u : claimed.stale()) {
@@ -195,7 +196,38 @@ final class DeferredInbox implements AutoCloseable {
           now);
       pending.dropStale(c, settings.subscription(), u);
     }
-    return claimed.ready();
+    // Past its expiry by now (it was not when it arrived): an EXPIRED letter with the times, in
+    // this transaction, and its key's next event goes on; never handled.
+    List<Pending> ready = new java.util.ArrayList<>();
+    for (Pending p : claimed.ready()) {
+      java.util.Optional<Instant> expiry = p.event().expiryTime();
+      if (expiry.isEmpty() || expiry.get().isAfter(now)) {
+        ready.add(p);
+        continue;
+      }
+      letters.deadLetter(
+          c,
+          settings.subscription(),
+          p.event(),
+          DeadLetterReason.EXPIRED,
+          "expired at "
+              + expiry.get()
+              + ", reached by the deferred worker at "
+              + now
+              + " ("
+              + java.time.Duration.between(expiry.get(), now).toMillis()
+              + " ms late)",
+          p.attempts(),
+          Map.of(),
+          null,
+          p.metadata(),
+          now);
+      if (!pending.deadLettered(c, settings.subscription(), p) && p.event().key() != null) {
+        recheck.add(p.event().key());
+      }
+      listener.deadLettered(settings.subscription(), DeadLetterReason.EXPIRED);
+    }
+    return ready;
   }
 
   private void handle(Connection c, Pending p, Set<String> recheck) throws java.sql.SQLException {

@@ -96,7 +96,7 @@ final class InboxProcessor {
     this.holds = new KeyHolds(settings.retry().maxDelay());
     DeadLetterRepository letters = new DeadLetterRepository(dialect);
     this.failures = new FailurePolicy(tx, repo, letters, settings, clock, listener);
-    this.classifier = new Classifier(settings, front != null);
+    this.classifier = new Classifier(settings, front != null, clock);
     this.recording =
         new Recording(
             repo, letters, new LetterHoldRepository(dialect), pending, settings, handler, clock);

@@ -35,9 +35,9 @@ final class LetterHoldRepository {
     this.letters = new DeadLetterRepository(dialect);
   }
 
-  /** The letters that hold a key back: open, of the key, any reason but CONFLICT. */
+  /** The letters that hold a key back: open, of the key, any reason but CONFLICT and EXPIRED. */
   private static final String HOLDING =
-      "status = 'OPEN' AND subscription = ? AND event_key = ? AND reason <> 'CONFLICT'";
+      "status = 'OPEN' AND subscription = ? AND event_key = ? AND reason NOT IN ('CONFLICT', 'EXPIRED')";
 
   /**
    * Of these keys, those with an open letter that holds them back, each with its oldest such
@@ -55,7 +55,7 @@ final class LetterHoldRepository {
       try (PreparedStatement ps =
           c.prepareStatement(
               "SELECT event_key, MIN(id) FROM postbox_dead_letter WHERE status = 'OPEN'"
-                  + " AND subscription = ? AND reason <> 'CONFLICT' AND event_key IN ("
+                  + " AND subscription = ? AND reason NOT IN ('CONFLICT', 'EXPIRED') AND event_key IN ("
                   + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?"))
                   + ") GROUP BY event_key")) {
         int i = 1;
@@ -103,7 +103,7 @@ final class LetterHoldRepository {
             "SELECT p.event_key FROM postbox_dead_letter p WHERE p.status = 'OPEN'"
                 + " AND p.subscription = ? AND p.reason = 'PARKED' AND NOT EXISTS (SELECT 1 FROM"
                 + " postbox_dead_letter b WHERE b.status = 'OPEN' AND b.subscription ="
-                + " p.subscription AND b.event_key = p.event_key AND b.reason <> 'CONFLICT'"
+                + " p.subscription AND b.event_key = p.event_key AND b.reason NOT IN ('CONFLICT', 'EXPIRED')"
                 + " AND b.id < p.id) ORDER BY p.id "
                 + dialect.limit())) {
       ps.setString(1, subscription);
@@ -144,7 +144,7 @@ final class LetterHoldRepository {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT id, payload FROM postbox_dead_letter WHERE status = 'OPEN' AND subscription = ?"
-                + " AND event_id = ? AND reason <> 'CONFLICT' ORDER BY id "
+                + " AND event_id = ? AND reason NOT IN ('CONFLICT', 'EXPIRED') ORDER BY id "
                 + dialect.limit())) {
       ps.setString(1, subscription);
       ps.setString(2, eventId);

@@ -8,6 +8,7 @@ import dev.postbox.runtime.api.InboxOperations;
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
 import dev.postbox.runtime.api.OutboxOperations;
+import dev.postbox.runtime.api.Schedule;
 import dev.postbox.runtime.idempotency.IdempotencyKeys;
 import dev.postbox.spi.Broker;
 import jakarta.annotation.Resource;
@@ -135,7 +136,22 @@ public class PostboxRuntime {
     Postbox p = postbox(); // produced at the first call, after the start
     EventTracing tracing = tracing(tracers);
     // The tracer sees the event as the application made it: a traceparent there is its own.
-    return event -> tracing.record(event, e -> p.record(caller, traced(e)));
+    return new Outbox() {
+      @Override
+      public String record(OutboxEvent event) {
+        return tracing.record(event, e -> p.record(caller, traced(e)));
+      }
+
+      @Override
+      public String record(OutboxEvent event, Schedule schedule) {
+        return tracing.record(event, e -> p.record(caller, traced(e), schedule));
+      }
+
+      @Override
+      public boolean cancel(String eventId) {
+        return p.cancel(caller, eventId);
+      }
+    };
   }
 
   /** The application's tracer, or none. */

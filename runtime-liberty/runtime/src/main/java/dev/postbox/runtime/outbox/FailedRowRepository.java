@@ -163,11 +163,16 @@ public final class FailedRowRepository {
                 "SELECT 'PENDING' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
                     + " FROM postbox_outbox WHERE status = 'PENDING'"
                     + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
-                    + " FROM postbox_outbox WHERE status = 'FAILED'");
+                    + " FROM postbox_outbox WHERE status = 'FAILED'"
+                    + " UNION ALL SELECT 'SCHEDULED' AS status, COUNT(*) AS n,"
+                    + " MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
+                    + OutboxRepository.SCHEDULED_STATUSES);
         ResultSet rs = ps.executeQuery()) {
       long pending = 0;
       long failed = 0;
+      long scheduled = 0;
       Instant oldest = null;
+      Instant nextDue = null;
       while (rs.next()) {
         String status = rs.getString("status");
         long n = rs.getLong("n");
@@ -175,11 +180,14 @@ public final class FailedRowRepository {
         if (OutboxRepository.PENDING.equals(status)) {
           pending = n;
           oldest = min; // FAILED rows wait for an operator; they are counted, not aged
-        } else {
+        } else if (OutboxRepository.FAILED.equals(status)) {
           failed = n;
+        } else {
+          scheduled = n;
+          nextDue = min;
         }
       }
-      return new Lag(pending, failed, oldest);
+      return new Lag(pending, failed, oldest, scheduled, nextDue);
     }
   }
 }

@@ -24,13 +24,16 @@ public final class OutboxRepository {
 
   private static final String INSERT =
       "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
-          + " source, subject, content_type, headers, payload, event_time, created_at, status,"
-          + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)";
+          + " source, subject, content_type, headers, payload, event_time, created_at,"
+          + " next_attempt_at, status, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)";
 
-  private static final String INSERT_ALL =
-      "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
-          + " source, subject, content_type, headers, payload, event_time, created_at, status,"
-          + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'PENDING', 0, ?)";
+  /** The statuses of rows that wait for their due time (see {@link #insertScheduled}). */
+  static final String SCHEDULED_STATUSES = "('SCHEDULED', 'SCHEDULED_KEY')";
+
+  private static final String CANCEL =
+      "UPDATE postbox_outbox SET status = 'CANCELLED', dispatched_at = ? WHERE event_id = ?"
+          + " AND status IN "
+          + SCHEDULED_STATUSES;
 
   private static final String RESCHEDULE =
       "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?"
@@ -48,6 +51,8 @@ public final class OutboxRepository {
   static final String DISPATCHED = "DISPATCHED";
   static final String FAILED = "FAILED";
   static final String DISCARDED = "DISCARDED";
+  static final String SCHEDULED = "SCHEDULED";
+  static final String SCHEDULED_KEY = "SCHEDULED_KEY";
 
   private static final String COLUMNS =
       "o.id, o.partition_no, o.event_id, o.destination, o.event_key, o.event_type, o.source,"
@@ -96,7 +101,7 @@ public final class OutboxRepository {
     if (events.isEmpty()) {
       return; // no statement that never runs (see LeaseManager)
     }
-    try (PreparedStatement ps = c.prepareStatement(INSERT_ALL)) {
+    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
       for (OutboxEvent e : events) {
         bindInsert(ps, e, now);
         ps.addBatch();
@@ -105,7 +110,124 @@ public final class OutboxRepository {
     }
   }
 
+  /**
+   * Inserts an event that waits until {@code due}: SCHEDULED, or SCHEDULED_KEY when it holds its
+   * key's later rows back until it is published. Outside the claim's range of PENDING rows until
+   * {@link #promoteDue} turns it PENDING.
+   */
+  public void insertScheduled(
+      Connection c, OutboxEvent e, Instant now, Instant due, boolean keepKeyOrder)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(INSERT)) {
+      bindInsert(ps, e, now, due, keepKeyOrder ? SCHEDULED_KEY : SCHEDULED);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Cancels a scheduled row by event id; true when it was still scheduled. The row ends CANCELLED
+   * (settled, for retention) and is never published: the relay claims only PENDING rows, and a
+   * scheduled row turns PENDING only in the claim transaction of its partition's lease holder, so
+   * this UPDATE and that one serialise on the row.
+   */
+  public boolean cancel(Connection c, String eventId, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
+      dialect.bind(ps, 1, now);
+      ps.setString(2, eventId);
+      return ps.executeUpdate() > 0;
+    }
+  }
+
+  /**
+   * Turns the partitions' scheduled rows that are due at {@code now} PENDING; returns how many. Run
+   * in the claim's transaction, under the partitions' leases.
+   */
+  public int promoteDue(Connection c, Collection<Integer> partitionNos, Instant now)
+      throws SQLException {
+    if (partitionNos.isEmpty()) {
+      return 0;
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            // created_at becomes the due time: the lag of a due row counts from when it fell due,
+            // not from when it was recorded (event_time keeps that).
+            "UPDATE postbox_outbox SET status = 'PENDING', created_at = next_attempt_at"
+                + " WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ? AND partition_no IN ("
+                + placeholders(partitionNos.size())
+                + ")")) {
+      dialect.bind(ps, 1, now);
+      int i = 2;
+      for (int p : partitionNos) {
+        ps.setInt(i++, p);
+      }
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Partitions with scheduled rows due at {@code now}. */
+  public Set<Integer> partitionsWithDueScheduled(Connection c, Instant now) throws SQLException {
+    Set<Integer> out = new TreeSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ?")) {
+      dialect.bind(ps, 1, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getInt(1));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The earliest due time of a scheduled row after {@code now}, or null when none waits. */
+  public Instant nextScheduledDue(Connection c, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT MIN(next_attempt_at) AS due FROM postbox_outbox WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at > ?")) {
+      dialect.bind(ps, 1, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? dialect.read(rs, "due") : null;
+      }
+    }
+  }
+
+  /**
+   * Claimed rows past their expiry: EXPIRED, never published; one statement per 500 ids. Only
+   * PENDING rows change.
+   */
+  public void expire(Connection c, List<Long> ids, Instant now) throws SQLException {
+    for (int from = 0; from < ids.size(); from += 500) {
+      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE postbox_outbox SET status = 'EXPIRED', dispatched_at = ?,"
+                  + " last_error = 'expired before it was published' WHERE id IN ("
+                  + placeholders(chunk.size())
+                  + ") AND status = 'PENDING'")) {
+        dialect.bind(ps, 1, now);
+        int i = 2;
+        for (long id : chunk) {
+          ps.setLong(i++, id);
+        }
+        ps.executeUpdate();
+      }
+    }
+  }
+
   private void bindInsert(PreparedStatement ps, OutboxEvent e, Instant now) throws SQLException {
+    bindInsert(ps, e, now, now, PENDING);
+  }
+
+  private void bindInsert(
+      PreparedStatement ps, OutboxEvent e, Instant now, Instant due, String status)
+      throws SQLException {
     ps.setString(1, e.eventId());
     ps.setString(2, e.destination());
     ps.setInt(3, Partitioner.partition(e.key(), e.eventId(), partitions));
@@ -118,7 +240,8 @@ public final class OutboxRepository {
     ps.setBytes(10, e.payload());
     dialect.bind(ps, 11, e.time());
     dialect.bind(ps, 12, now);
-    dialect.bind(ps, 13, now);
+    dialect.bind(ps, 13, due);
+    ps.setString(14, status);
   }
 
   /**
@@ -144,17 +267,44 @@ public final class OutboxRepository {
   public List<OutboxRow> claim(
       Connection c, int partition, Instant now, int limit, Set<String> waiting)
       throws SQLException {
-    boolean inQuery = !waiting.isEmpty() && waiting.size() <= MAX_EXCLUDED_KEYS;
+    return claim(c, partition, now, limit, new Waiting(waiting, java.util.Map.of()));
+  }
+
+  /**
+   * As {@link #claim(Connection, int, Instant, int)}, with the waiting keys already read (by {@link
+   * #waiting(Connection, Collection, Instant)}): whole keys, and keys held from a row on by a
+   * SCHEDULED_KEY row.
+   */
+  public List<OutboxRow> claim(Connection c, int partition, Instant now, int limit, Waiting waiting)
+      throws SQLException {
+    boolean inQuery = !waiting.keys().isEmpty() && waiting.keys().size() <= MAX_EXCLUDED_KEYS;
+    boolean filtered = (!inQuery && !waiting.keys().isEmpty()) || !waiting.heldFrom().isEmpty();
     List<OutboxRow> rows = new ArrayList<>();
     long after = Long.MIN_VALUE;
     while (true) {
-      // With too many waiting keys for the query they are filtered here, and a page can come back
-      // all filtered: read on, page by page, or the keys behind them would starve.
+      // With rows filtered here (too many waiting keys for the query, or keys held from a
+      // scheduled row on) a page can come back all filtered: read on, page by page, or the keys
+      // behind them would starve.
       Page page = claimPage(c, partition, now, waiting, inQuery, after, limit - rows.size(), rows);
-      if (inQuery || waiting.isEmpty() || rows.size() >= limit || page.read() < page.asked()) {
+      if (!filtered || rows.size() >= limit || page.read() < page.asked()) {
         return rows;
       }
       after = page.lastId();
+    }
+  }
+
+  /**
+   * The keys the claim leaves out: {@code keys} wait whole (a FAILED row, a back-off), {@code
+   * heldFrom} from the id of their first SCHEDULED_KEY row on (rows before it still go).
+   */
+  public record Waiting(Set<String> keys, java.util.Map<String, Long> heldFrom) {
+    /** Whether the row of this key and id must wait. */
+    public boolean holds(String key, long id) {
+      if (key == null) {
+        return false;
+      }
+      Long from = heldFrom.get(key);
+      return keys.contains(key) || (from != null && id > from);
     }
   }
 
@@ -164,7 +314,7 @@ public final class OutboxRepository {
       Connection c,
       int partition,
       Instant now,
-      Set<String> waiting,
+      Waiting waiting,
       boolean inQuery,
       long after,
       int limit,
@@ -175,7 +325,7 @@ public final class OutboxRepository {
             + (after == Long.MIN_VALUE ? "" : " AND o.id > ?")
             + (inQuery
                 ? " AND (o.event_key IS NULL OR o.event_key NOT IN ("
-                    + placeholders(waiting.size())
+                    + placeholders(waiting.keys().size())
                     + "))"
                 : "")
             + claimTail;
@@ -189,7 +339,7 @@ public final class OutboxRepository {
         ps.setLong(i++, after);
       }
       if (inQuery) {
-        for (String key : waiting) {
+        for (String key : waiting.keys()) {
           ps.setString(i++, key);
         }
       }
@@ -199,8 +349,8 @@ public final class OutboxRepository {
           read++;
           lastId = rs.getLong("id");
           String key = rs.getString("event_key");
-          if (key != null && waiting.contains(key)) {
-            continue; // only when there were too many waiting keys for the query
+          if (waiting.holds(key, lastId)) {
+            continue; // too many waiting keys for the query, or held behind a scheduled row
           }
           rows.add(
               new OutboxRow(
@@ -230,16 +380,31 @@ public final class OutboxRepository {
    */
   public Set<String> waitingKeys(Connection c, Collection<Integer> partitionNos, Instant now)
       throws SQLException {
+    Waiting w = waiting(c, partitionNos, now);
+    Set<String> keys = new java.util.HashSet<>(w.keys());
+    keys.addAll(w.heldFrom().keySet());
+    return keys;
+  }
+
+  /**
+   * The keys of the partitions that wait: whole keys held up by a FAILED row or a row whose next
+   * attempt is still ahead, and keys held from their first SCHEDULED_KEY row on. One statement for
+   * all of them.
+   */
+  public Waiting waiting(Connection c, Collection<Integer> partitionNos, Instant now)
+      throws SQLException {
     Set<String> keys = new java.util.HashSet<>();
+    java.util.Map<String, Long> heldFrom = new java.util.HashMap<>();
     if (partitionNos.isEmpty()) {
-      return keys;
+      return new Waiting(keys, heldFrom);
     }
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT DISTINCT event_key FROM postbox_outbox WHERE partition_no IN ("
+            "SELECT event_key, status, MIN(id) FROM postbox_outbox WHERE partition_no IN ("
                 + placeholders(partitionNos.size())
                 + ") AND event_key IS NOT NULL"
-                + " AND (status = 'FAILED' OR (status = 'PENDING' AND next_attempt_at > ?))")) {
+                + " AND (status = 'FAILED' OR (status = 'PENDING' AND next_attempt_at > ?)"
+                + " OR status = 'SCHEDULED_KEY') GROUP BY event_key, status")) {
       int i = 1;
       for (int partition : partitionNos) {
         ps.setInt(i++, partition);
@@ -247,11 +412,15 @@ public final class OutboxRepository {
       dialect.bind(ps, i, now);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          keys.add(rs.getString(1));
+          if (SCHEDULED_KEY.equals(rs.getString(2))) {
+            heldFrom.put(rs.getString(1), rs.getLong(3));
+          } else {
+            keys.add(rs.getString(1));
+          }
         }
       }
     }
-    return keys;
+    return new Waiting(keys, heldFrom);
   }
 
   private static String placeholders(int n) {

@@ -58,6 +58,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
   private final AtomicReference<String> lagError = new AtomicReference<>("not started");
   private final AtomicLong failures = new AtomicLong();
   private final AtomicLong fencedBatches = new AtomicLong();
+  private final AtomicLong expired = new AtomicLong();
   private ExecutorService workers;
   private Relay relay;
   private OutboxNotifications notifications;
@@ -96,8 +97,16 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
               tx, dialect, publisher, settings, clock, scheduler, workers, counting(listener));
       relay.start();
       Retention retention = Retention.outbox(tx, dialect, clock);
+      Retention ended = Retention.outboxEnded(tx, dialect, clock);
       scheduled.add(
-          scheduler.scheduleWithFixedDelay(() -> purge(retention), 1, 1, TimeUnit.MINUTES));
+          scheduler.scheduleWithFixedDelay(
+              () -> {
+                purge(retention);
+                purge(ended);
+              },
+              1,
+              1,
+              TimeUnit.MINUTES));
       if (dialect.canAnnounce()) {
         notifications = new OutboxNotifications(dataSource, relay::wake, threads);
         notifications.start();
@@ -166,6 +175,22 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     if (n != null && !elsewhere.isEmpty()) {
       n.announce(elsewhere);
     }
+  }
+
+  /**
+   * After a commit that recorded scheduled rows due at these times: this instance's relay arms its
+   * timer for the earliest (the instance that holds a row's partition then publishes it).
+   */
+  public void scheduled(List<Instant> dues) {
+    Relay r = relay;
+    if (r != null && !dues.isEmpty()) {
+      r.expectDue(java.util.Collections.min(dues));
+    }
+  }
+
+  /** Rows the relay found expired (never published) since this instance started. */
+  public long expiredRows() {
+    return expired.get();
   }
 
   /** The last lag reading (every two seconds), or null before the first; see {@link #lagError}. */
@@ -327,6 +352,12 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
       public void fenced(int partition, List<OutboxRow> rows) {
         fencedBatches.incrementAndGet();
         safely.accept(() -> also.fenced(partition, rows));
+      }
+
+      @Override
+      public void expired(List<OutboxRow> rows) {
+        expired.addAndGet(rows.size());
+        safely.accept(() -> also.expired(rows));
       }
     };
   }

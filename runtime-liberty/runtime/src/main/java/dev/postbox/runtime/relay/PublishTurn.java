@@ -46,6 +46,7 @@ final class PublishTurn {
   private final BatchSender sender;
   private final Settlement settlement;
   private final AtomicLong published = new AtomicLong();
+  private final java.util.function.IntPredicate promotion;
 
   PublishTurn(
       Transactions tx,
@@ -55,7 +56,9 @@ final class PublishTurn {
       Clock clock,
       RelayListener listener,
       BatchSender sender,
-      Settlement settlement) {
+      Settlement settlement,
+      java.util.function.IntPredicate promotion) {
+    this.promotion = promotion;
     this.tx = tx;
     this.rows = rows;
     this.leases = leases;
@@ -73,7 +76,23 @@ final class PublishTurn {
 
   /** What a turn's claim transaction found. */
   private record Claim(
-      List<OutboxRow> rows, Set<Integer> lost, Set<Integer> unreached, Set<Integer> full) {}
+      List<OutboxRow> rows,
+      Set<Integer> lost,
+      Set<Integer> unreached,
+      Set<Integer> full,
+      List<OutboxRow> expired) {}
+
+  /**
+   * Whether the row's expiry ({@code expirytime}, checked when it was recorded) has come, by the
+   * database's clock.
+   */
+  static boolean expiredAt(OutboxRow row, Instant now) {
+    String expiry = row.headers().get(dev.postbox.spi.Envelope.EXPIRYTIME);
+    if (expiry == null) {
+      return false;
+    }
+    return !dev.postbox.spi.Envelope.expiryTime(row.headers()).orElseThrow().isAfter(now);
+  }
 
   /**
    * One turn over some partitions: claim in one short transaction that locks their lease rows (a
@@ -108,12 +127,23 @@ final class PublishTurn {
                 }
               }
               List<OutboxRow> out = new ArrayList<>();
+              List<OutboxRow> expired = new ArrayList<>();
               Set<Integer> unreached = new java.util.LinkedHashSet<>();
               Set<Integer> full = new java.util.LinkedHashSet<>();
               if (due.isEmpty()) {
-                return new Claim(out, lost, unreached, full);
+                return new Claim(out, lost, unreached, full, expired);
               }
-              Set<String> waitingKeys = rows.waitingKeys(c, due, now);
+              // Scheduled rows that fell due (the due timer marked their partitions) turn PENDING
+              // here, under the leases: a cancel that committed first has taken them out already,
+              // and one that commits later finds them PENDING and returns false.
+              List<Integer> promote = new ArrayList<>();
+              for (int p : due) {
+                if (promotion.test(p)) {
+                  promote.add(p);
+                }
+              }
+              rows.promoteDue(c, promote, now);
+              OutboxRepository.Waiting waitingKeys = rows.waiting(c, due, now);
               // In the turn's order, each partition up to what is left of the batch: under load
               // the first fills it (one claim statement, as a whole batch of one partition was),
               // and the partitions not reached go first in the next turn, so none starves.
@@ -124,13 +154,24 @@ final class PublishTurn {
                   continue;
                 }
                 List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
-                out.addAll(got);
+                for (OutboxRow row : got) {
+                  if (expiredAt(row, now)) {
+                    expired.add(row);
+                  } else {
+                    out.add(row);
+                  }
+                }
                 if (got.size() == budget) {
                   full.add(p);
                 }
               }
-              return new Claim(out, lost, unreached, full);
+              // Past their expiry: never published, EXPIRED in this transaction.
+              rows.expire(c, expired.stream().map(OutboxRow::id).toList(), now);
+              return new Claim(out, lost, unreached, full, expired);
             });
+    if (!claim.expired().isEmpty()) {
+      listener.expired(claim.expired());
+    }
     if (!claim.lost().isEmpty()) {
       lostLeases.accept(claim.lost());
     }

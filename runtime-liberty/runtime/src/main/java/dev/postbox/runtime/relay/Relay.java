@@ -58,6 +58,7 @@ final class Relay implements AutoCloseable {
   private final LeaseManager leases;
   private final Outages outages;
   private final PublishTurn turn;
+  private final DueTimer dueTimer;
 
   /**
    * A bounded wait before the next turn, after a busy one only: the wake-ups of commits that arrive
@@ -100,6 +101,7 @@ final class Relay implements AutoCloseable {
     this.listener = listener;
     this.leases = new LeaseManager(tx, dialect, settings);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
+    this.dueTimer = new DueTimer(tx, rows, clock, scheduler, this::wake);
     this.turn =
         new PublishTurn(
             tx,
@@ -109,7 +111,8 @@ final class Relay implements AutoCloseable {
             clock,
             listener,
             new BatchSender(publisher, outages, clock),
-            new Settlement(rows, settings, clock, listener));
+            new Settlement(rows, settings, clock, listener),
+            dueTimer::takePromotion);
   }
 
   /** Creates lease rows, takes a first share of partitions, and starts heartbeats and polling. */
@@ -135,6 +138,16 @@ final class Relay implements AutoCloseable {
       queue.wake(partition);
     }
     dispatch();
+  }
+
+  /**
+   * A scheduled row was committed here, due at {@code due}: the relay wakes for it then (if this
+   * instance holds its partition at that time).
+   */
+  public void expectDue(java.time.Instant due) {
+    if (!stopped) {
+      dueTimer.expect(due);
+    }
   }
 
   /**
@@ -315,6 +328,7 @@ final class Relay implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.log(Level.WARNING, "outbox poll failed; retrying at the next interval: " + e);
     }
+    dueTimer.fire(); // scheduled rows due now, and the next due time, whoever recorded them
   }
 
   /** One turn over some partitions (see {@link PublishTurn}); returns how many rows it claimed. */
@@ -337,6 +351,7 @@ final class Relay implements AutoCloseable {
     }
     stopped = true;
     schedules.forEach(f -> f.cancel(false));
+    dueTimer.stop();
     awaitIdle();
     try {
       leases.releaseAll();
@@ -352,6 +367,7 @@ final class Relay implements AutoCloseable {
   public void halt() {
     stopped = true;
     schedules.forEach(f -> f.cancel(true));
+    dueTimer.stop();
     awaitIdle();
   }
 

@@ -60,10 +60,13 @@ public final class DatePartitions {
         "postbox_outbox",
         "SELECT GREATEST((SELECT MAX(dispatched_at) FROM %1$s"
             + " WHERE status IN ('DISPATCHED', 'DISCARDED')),"
+            + " (SELECT MAX(dispatched_at) FROM %1$s WHERE status IN ('CANCELLED', 'EXPIRED')),"
             + " (SELECT created_at FROM %1$s ORDER BY id DESC FETCH FIRST 1 ROWS ONLY))",
-        // two probes, each answered by its partial index (an IN would read the whole partition)
+        // probes, each answered by its partial index (an IN would read the whole partition);
+        // scheduled rows, however far ahead their due time, keep their bucket
         "SELECT EXISTS (SELECT 1 FROM %1$s WHERE status = 'PENDING')"
-            + " OR EXISTS (SELECT 1 FROM %1$s WHERE status = 'FAILED')"),
+            + " OR EXISTS (SELECT 1 FROM %1$s WHERE status = 'FAILED')"
+            + " OR EXISTS (SELECT 1 FROM %1$s WHERE status IN ('SCHEDULED', 'SCHEDULED_KEY'))"),
     /** Settled: processed (RECEIVED rows wait for a deferred worker); when: received. */
     INBOX(
         "postbox_inbox",
@@ -219,7 +222,7 @@ public final class DatePartitions {
           table.name
               + ": buckets "
               + heldBack
-              + " are past the retention but hold rows not settled yet (outbox: PENDING or FAILED;"
+              + " are past the retention but hold rows not settled yet (outbox: PENDING, FAILED or SCHEDULED;"
               + " inbox: RECEIVED); they are dropped once those rows settle");
     }
     return new Run(state.current(), created, switched, dropped, heldBack);

@@ -53,6 +53,15 @@ public final class Retention {
         tx, dialect, clock, DatePartitions.Table.OUTBOX, dialect.deleteSettledBatch());
   }
 
+  /**
+   * The outbox's cancelled and expired rows (a second statement, for its own partial index); a
+   * date-partitioned outbox drops them with their bucket.
+   */
+  public static Retention outboxEnded(Transactions tx, Dialect dialect, Clock clock) {
+    return new Retention(
+        tx, dialect, clock, DatePartitions.Table.OUTBOX, dialect.deleteEndedBatch());
+  }
+
   /** The inbox's: processed rows. */
   public static Retention inbox(Transactions tx, Dialect dialect, Clock clock) {
     return new Retention(
