@@ -267,7 +267,8 @@ public final class Postbox implements AutoCloseable {
       return false;
     }
     try (Connection c = caller.connection()) {
-      return outbox.repository().cancel(c, eventId, clock.instant());
+      return new dev.postbox.runtime.outbox.ScheduledRepository(dialect)
+          .cancel(c, eventId, clock.instant());
     } catch (SQLException e) {
       caller.setRollbackOnly();
       throw new DataAccessException("the outbox row could not be cancelled: " + e.getMessage(), e);

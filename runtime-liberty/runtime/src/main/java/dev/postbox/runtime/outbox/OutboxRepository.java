@@ -17,7 +17,7 @@ import java.util.TreeSet;
 
 /**
  * The outbox table, in plain parameterised JDBC. Every method works on the caller's connection and
- * inside the caller's transaction. (Long, as a repository is: one method per statement on the
+ * inside the caller's transaction. (Over 400 lines: a repository, one method per statement on the
  * outbox table, from insert and claim to the operator's bulk retry and discard.)
  */
 public final class OutboxRepository {
@@ -29,11 +29,6 @@ public final class OutboxRepository {
 
   /** The statuses of rows that wait for their due time (see {@link #insertScheduled}). */
   static final String SCHEDULED_STATUSES = "('SCHEDULED', 'SCHEDULED_KEY')";
-
-  private static final String CANCEL =
-      "UPDATE postbox_outbox SET status = 'CANCELLED', dispatched_at = ? WHERE event_id = ?"
-          + " AND status IN "
-          + SCHEDULED_STATUSES;
 
   private static final String RESCHEDULE =
       "UPDATE postbox_outbox SET attempts = ?, next_attempt_at = ?, last_error = ?"
@@ -113,7 +108,7 @@ public final class OutboxRepository {
   /**
    * Inserts an event that waits until {@code due}: SCHEDULED, or SCHEDULED_KEY when it holds its
    * key's later rows back until it is published. Outside the claim's range of PENDING rows until
-   * {@link #promoteDue} turns it PENDING.
+   * {@link ScheduledRepository#promoteDue} turns it PENDING.
    */
   public void insertScheduled(
       Connection c, OutboxEvent e, Instant now, Instant due, boolean keepKeyOrder)
@@ -121,103 +116,6 @@ public final class OutboxRepository {
     try (PreparedStatement ps = c.prepareStatement(INSERT)) {
       bindInsert(ps, e, now, due, keepKeyOrder ? SCHEDULED_KEY : SCHEDULED);
       ps.executeUpdate();
-    }
-  }
-
-  /**
-   * Cancels a scheduled row by event id; true when it was still scheduled. The row ends CANCELLED
-   * (settled, for retention) and is never published: the relay claims only PENDING rows, and a
-   * scheduled row turns PENDING only in the claim transaction of its partition's lease holder, so
-   * this UPDATE and that one serialise on the row.
-   */
-  public boolean cancel(Connection c, String eventId, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
-      dialect.bind(ps, 1, now);
-      ps.setString(2, eventId);
-      return ps.executeUpdate() > 0;
-    }
-  }
-
-  /**
-   * Turns the partitions' scheduled rows that are due at {@code now} PENDING; returns how many. Run
-   * in the claim's transaction, under the partitions' leases.
-   */
-  public int promoteDue(Connection c, Collection<Integer> partitionNos, Instant now)
-      throws SQLException {
-    if (partitionNos.isEmpty()) {
-      return 0;
-    }
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            // created_at becomes the due time: the lag of a due row counts from when it fell due,
-            // not from when it was recorded (event_time keeps that).
-            "UPDATE postbox_outbox SET status = 'PENDING', created_at = next_attempt_at"
-                + " WHERE status IN "
-                + SCHEDULED_STATUSES
-                + " AND next_attempt_at <= ? AND partition_no IN ("
-                + placeholders(partitionNos.size())
-                + ")")) {
-      dialect.bind(ps, 1, now);
-      int i = 2;
-      for (int p : partitionNos) {
-        ps.setInt(i++, p);
-      }
-      return ps.executeUpdate();
-    }
-  }
-
-  /** Partitions with scheduled rows due at {@code now}. */
-  public Set<Integer> partitionsWithDueScheduled(Connection c, Instant now) throws SQLException {
-    Set<Integer> out = new TreeSet<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status IN "
-                + SCHEDULED_STATUSES
-                + " AND next_attempt_at <= ?")) {
-      dialect.bind(ps, 1, now);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(rs.getInt(1));
-        }
-      }
-    }
-    return out;
-  }
-
-  /** The earliest due time of a scheduled row after {@code now}, or null when none waits. */
-  public Instant nextScheduledDue(Connection c, Instant now) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT MIN(next_attempt_at) AS due FROM postbox_outbox WHERE status IN "
-                + SCHEDULED_STATUSES
-                + " AND next_attempt_at > ?")) {
-      dialect.bind(ps, 1, now);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? dialect.read(rs, "due") : null;
-      }
-    }
-  }
-
-  /**
-   * Claimed rows past their expiry: EXPIRED, never published; one statement per 500 ids. Only
-   * PENDING rows change.
-   */
-  public void expire(Connection c, List<Long> ids, Instant now) throws SQLException {
-    for (int from = 0; from < ids.size(); from += 500) {
-      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
-      try (PreparedStatement ps =
-          c.prepareStatement(
-              "UPDATE postbox_outbox SET status = 'EXPIRED', dispatched_at = ?,"
-                  + " last_error = 'expired before it was published' WHERE id IN ("
-                  + placeholders(chunk.size())
-                  + ") AND status = 'PENDING'")) {
-        dialect.bind(ps, 1, now);
-        int i = 2;
-        for (long id : chunk) {
-          ps.setLong(i++, id);
-        }
-        ps.executeUpdate();
-      }
     }
   }
 
@@ -423,7 +321,7 @@ public final class OutboxRepository {
     return new Waiting(keys, heldFrom);
   }
 
-  private static String placeholders(int n) {
+  static String placeholders(int n) {
     return "?" + ",?".repeat(n - 1);
   }
 

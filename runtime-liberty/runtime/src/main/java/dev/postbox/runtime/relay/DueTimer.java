@@ -1,7 +1,7 @@
 package dev.postbox.runtime.relay;
 
 import dev.postbox.runtime.db.Transactions;
-import dev.postbox.runtime.outbox.OutboxRepository;
+import dev.postbox.runtime.outbox.ScheduledRepository;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
@@ -29,7 +29,7 @@ final class DueTimer {
   private static final System.Logger LOG = System.getLogger(Relay.class.getName());
 
   private final Transactions tx;
-  private final OutboxRepository rows;
+  private final ScheduledRepository rows;
   private final Clock clock;
   private final ScheduledExecutorService scheduler;
   private final IntConsumer wake;
@@ -40,7 +40,7 @@ final class DueTimer {
 
   DueTimer(
       Transactions tx,
-      OutboxRepository rows,
+      ScheduledRepository rows,
       Clock clock,
       ScheduledExecutorService scheduler,
       IntConsumer wake) {

@@ -47,6 +47,7 @@ final class PublishTurn {
   private final Settlement settlement;
   private final AtomicLong published = new AtomicLong();
   private final java.util.function.IntPredicate promotion;
+  private final dev.postbox.runtime.outbox.ScheduledRepository scheduled;
 
   PublishTurn(
       Transactions tx,
@@ -59,6 +60,7 @@ final class PublishTurn {
       Settlement settlement,
       java.util.function.IntPredicate promotion) {
     this.promotion = promotion;
+    this.scheduled = new dev.postbox.runtime.outbox.ScheduledRepository(rows.dialect());
     this.tx = tx;
     this.rows = rows;
     this.leases = leases;
@@ -142,7 +144,7 @@ final class PublishTurn {
                   promote.add(p);
                 }
               }
-              rows.promoteDue(c, promote, now);
+              scheduled.promoteDue(c, promote, now);
               OutboxRepository.Waiting waitingKeys = rows.waiting(c, due, now);
               // In the turn's order, each partition up to what is left of the batch: under load
               // the first fills it (one claim statement, as a whole batch of one partition was),
@@ -166,7 +168,7 @@ final class PublishTurn {
                 }
               }
               // Past their expiry: never published, EXPIRED in this transaction.
-              rows.expire(c, expired.stream().map(OutboxRow::id).toList(), now);
+              scheduled.expire(c, expired.stream().map(OutboxRow::id).toList(), now);
               return new Claim(out, lost, unreached, full, expired);
             });
     if (!claim.expired().isEmpty()) {

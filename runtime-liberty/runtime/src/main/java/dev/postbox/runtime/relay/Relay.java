@@ -101,7 +101,13 @@ final class Relay implements AutoCloseable {
     this.listener = listener;
     this.leases = new LeaseManager(tx, dialect, settings);
     this.outages = new Outages(settings.retry(), settings.outageProbeInterval());
-    this.dueTimer = new DueTimer(tx, rows, clock, scheduler, this::wake);
+    this.dueTimer =
+        new DueTimer(
+            tx,
+            new dev.postbox.runtime.outbox.ScheduledRepository(dialect),
+            clock,
+            scheduler,
+            this::wake);
     this.turn =
         new PublishTurn(
             tx,

@@ -1,0 +1,130 @@
+package dev.postbox.runtime.outbox;
+
+import dev.postbox.runtime.db.Dialect;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The outbox's scheduled rows, in plain parameterised JDBC on the caller's connection: cancel, the
+ * relay's promotion of due rows and expiry of claimed ones, and the due timer's look-ups. Rows are
+ * inserted by {@link OutboxRepository#insertScheduled}.
+ */
+public final class ScheduledRepository {
+
+  private static final String SCHEDULED_STATUSES = OutboxRepository.SCHEDULED_STATUSES;
+
+  private static final String CANCEL =
+      "UPDATE postbox_outbox SET status = 'CANCELLED', dispatched_at = ? WHERE event_id = ?"
+          + " AND status IN "
+          + SCHEDULED_STATUSES;
+
+  private final Dialect dialect;
+
+  public ScheduledRepository(Dialect dialect) {
+    this.dialect = dialect;
+  }
+
+  /**
+   * Cancels a scheduled row by event id; true when it was still scheduled. The row ends CANCELLED
+   * (settled, for retention) and is never published: the relay claims only PENDING rows, and a
+   * scheduled row turns PENDING only in the claim transaction of its partition's lease holder, so
+   * this UPDATE and that one serialise on the row.
+   */
+  public boolean cancel(Connection c, String eventId, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(CANCEL)) {
+      dialect.bind(ps, 1, now);
+      ps.setString(2, eventId);
+      return ps.executeUpdate() > 0;
+    }
+  }
+
+  /**
+   * Turns the partitions' scheduled rows that are due at {@code now} PENDING; returns how many. Run
+   * in the claim's transaction, under the partitions' leases.
+   */
+  public int promoteDue(Connection c, Collection<Integer> partitionNos, Instant now)
+      throws SQLException {
+    if (partitionNos.isEmpty()) {
+      return 0;
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            // created_at becomes the due time: the lag of a due row counts from when it fell due,
+            // not from when it was recorded (event_time keeps that).
+            "UPDATE postbox_outbox SET status = 'PENDING', created_at = next_attempt_at"
+                + " WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ? AND partition_no IN ("
+                + OutboxRepository.placeholders(partitionNos.size())
+                + ")")) {
+      dialect.bind(ps, 1, now);
+      int i = 2;
+      for (int p : partitionNos) {
+        ps.setInt(i++, p);
+      }
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Partitions with scheduled rows due at {@code now}. */
+  public Set<Integer> partitionsWithDueScheduled(Connection c, Instant now) throws SQLException {
+    Set<Integer> out = new TreeSet<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT DISTINCT partition_no FROM postbox_outbox WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ?")) {
+      dialect.bind(ps, 1, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getInt(1));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The earliest due time of a scheduled row after {@code now}, or null when none waits. */
+  public Instant nextScheduledDue(Connection c, Instant now) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT MIN(next_attempt_at) AS due FROM postbox_outbox WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at > ?")) {
+      dialect.bind(ps, 1, now);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? dialect.read(rs, "due") : null;
+      }
+    }
+  }
+
+  /**
+   * Claimed rows past their expiry: EXPIRED, never published; one statement per 500 ids. Only
+   * PENDING rows change.
+   */
+  public void expire(Connection c, List<Long> ids, Instant now) throws SQLException {
+    for (int from = 0; from < ids.size(); from += 500) {
+      List<Long> chunk = ids.subList(from, Math.min(ids.size(), from + 500));
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE postbox_outbox SET status = 'EXPIRED', dispatched_at = ?,"
+                  + " last_error = 'expired before it was published' WHERE id IN ("
+                  + OutboxRepository.placeholders(chunk.size())
+                  + ") AND status = 'PENDING'")) {
+        dialect.bind(ps, 1, now);
+        int i = 2;
+        for (long id : chunk) {
+          ps.setLong(i++, id);
+        }
+        ps.executeUpdate();
+      }
+    }
+  }
+}
