@@ -145,12 +145,13 @@ public record Envelope(
   }
 
   /**
-   * Milliseconds the event has left to live at {@code now} (0 or less: expired), or -1 when it has
-   * no expiry; for adapters that map the expiry to a broker's time-to-live.
+   * Milliseconds the event has left to live at {@code now}, at least 1 (an expired event: 1, for
+   * the broker to drop it at once), or -1 when it has no expiry; for adapters that map the expiry
+   * to a broker's time-to-live, where 0 would mean "never expires".
    */
   public long millisToLive(Instant now) {
     return expiryTime()
-        .map(t -> Math.max(0, java.time.Duration.between(now, t).toMillis()))
+        .map(t -> Math.max(1, java.time.Duration.between(now, t).toMillis()))
         .orElse(-1L);
   }
 

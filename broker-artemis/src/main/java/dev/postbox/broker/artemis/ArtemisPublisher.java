@@ -148,7 +148,19 @@ final class ArtemisPublisher implements Publisher {
       if (duplicateDetection) {
         m.setStringProperty(CloudEventsJmsProperties.DUPLICATE_ID, e.id());
       }
-      producer.send(ArtemisBroker.destination(session, destination), m);
+      long ttl = e.millisToLive(java.time.Instant.now());
+      if (ttl > 0) {
+        // The event's expiry as the message's: Artemis drops it unconsumed once past it (the
+        // inbox checks the expirytime attribute as well, for copies and for other brokers)
+        producer.send(
+            ArtemisBroker.destination(session, destination),
+            m,
+            DeliveryMode.PERSISTENT,
+            jakarta.jms.Message.DEFAULT_PRIORITY,
+            ttl);
+      } else {
+        producer.send(ArtemisBroker.destination(session, destination), m);
+      }
     }
 
     void close() {

@@ -63,6 +63,29 @@ class ArtemisAdapterIT {
   }
 
   @Test
+  void anEventsExpiryIsTheMessagesExpirationAndArtemisDropsItUnconsumed() {
+    String queue = "expiry-" + UUID.randomUUID();
+    try (Broker broker = open(ARTEMIS.url())) {
+      broker.subscribe(Subscription.of(queue, "g")).close(); // the queue exists, nobody consumes
+      Envelope expired =
+          event("k", 1).toBuilder()
+              .header(Envelope.EXPIRYTIME, java.time.Instant.now().minusSeconds(1).toString())
+              .build();
+      Envelope later =
+          event("k", 2).toBuilder()
+              .header(Envelope.EXPIRYTIME, java.time.Instant.now().plusSeconds(600).toString())
+              .build();
+      broker.publisher().publishAll(queue, List.of(expired, later));
+      try (Consumer consumer = broker.subscribe(Subscription.of(queue, "g"))) {
+        List<Delivery> got = receive(consumer, 1);
+        got.addAll(drain(consumer, 10, Duration.ofMillis(500)));
+        assertThat(got).extracting(d -> d.envelope().id()).containsExactly(later.id());
+        assertThat(got.get(0).envelope().expiryTime()).contains(later.expiryTime().orElseThrow());
+      }
+    }
+  }
+
+  @Test
   void nativeDuplicateDetectionDropsARepublishedEventId() {
     String queue = "dedup-" + UUID.randomUUID();
     try (Broker broker = open(ARTEMIS.url())) {

@@ -33,10 +33,14 @@ final class AmqpHeaders {
   static AMQP.BasicProperties write(Envelope e) {
     Map<String, Object> headers = new LinkedHashMap<>(WIRE.write(e));
     Object contentType = headers.remove(CONTENT_TYPE);
+    long ttl = e.millisToLive(java.time.Instant.now());
     return new AMQP.BasicProperties.Builder()
         .deliveryMode(2)
         .messageId(e.id())
         .contentType(contentType == null ? null : contentType.toString())
+        // the event's expiry as a per-message TTL: the queue drops it unconsumed once past it
+        // (copies into wait queues go without, and keep the expirytime the inbox checks)
+        .expiration(ttl > 0 ? Long.toString(ttl) : null)
         .headers(headers)
         .build();
   }

@@ -139,6 +139,28 @@ class RabbitMqAdapterIT {
   }
 
   @Test
+  void anEventsExpiryIsAPerMessageTtlAndTheQueueDropsItUnconsumed() {
+    String destination = destination();
+    try (Broker broker = open("shards", "1")) {
+      Envelope expired =
+          event("k", "expired").toBuilder()
+              .header(Envelope.EXPIRYTIME, java.time.Instant.now().minusSeconds(1).toString())
+              .build();
+      Envelope later =
+          event("k", "later").toBuilder()
+              .header(Envelope.EXPIRYTIME, java.time.Instant.now().plusSeconds(600).toString())
+              .build();
+      broker.publisher().publishAll(destination, List.of(expired, later));
+      try (Consumer consumer = broker.subscribe(Subscription.of(destination, "g"))) {
+        List<Delivery> got = receive(consumer, 1);
+        assertThat(ids(got)).containsExactly(later.id());
+        assertThat(got.get(0).envelope().expiryTime()).contains(later.expiryTime().orElseThrow());
+        got.forEach(Delivery::ack);
+      }
+    }
+  }
+
+  @Test
   void aShardLockedByAnotherConnectionIsNeverTaken() throws Exception {
     // Quorum queues ignore the exclusive flag of a consumer: the lock queue is the mutex.
     String destination = destination();
