@@ -55,6 +55,7 @@ async function refreshOutbox() {
   setText("outbox-pending", outbox.pending);
   setText("outbox-failed", outbox.failed);
   setText("outbox-age", Math.round(outbox.oldestPendingAgeSeconds));
+  setText("outbox-scheduled", outbox.scheduled);
   const outages = outbox.brokerOutages || [];
   setText("broker-status", outages.length === 0
     ? "Broker: available"

@@ -86,7 +86,9 @@ public class AdminResource {
       double oldestPendingAgeSeconds,
       long publishedByThisInstance,
       List<Integer> partitionsOwnedHere,
-      List<BrokerOutage> brokerOutages) {}
+      List<BrokerOutage> brokerOutages,
+      long scheduled,
+      Instant nextDue) {}
 
   @GET
   @Path("/outbox")
@@ -103,7 +105,9 @@ public class AdminResource {
         age,
         outbox.publishedByThisInstance(),
         outbox.ownedPartitions().stream().sorted().toList(),
-        outbox.brokerOutages());
+        outbox.brokerOutages(),
+        lag.scheduled(),
+        lag.nextDue());
   }
 
   /** Partition leases, grouped by the instance holding them. */
@@ -249,7 +253,7 @@ public class AdminResource {
 
   private static final Instant LATEST = Instant.parse("9999-12-31T23:59:59Z");
 
-  private static Instant instant(String name, String value) {
+  static Instant instant(String name, String value) {
     if (value == null || value.isBlank()) {
       return null;
     }

@@ -119,6 +119,7 @@ class AdminPartIT {
             "admin/outbox",
             "admin/outbox/leases",
             "admin/outbox/failed",
+            "admin/outbox/scheduled",
             "admin/inbox",
             "admin/dead-letters",
             "console/index.html",
@@ -142,6 +143,13 @@ class AdminPartIT {
     assertThat(post(bulk, VIEWER).statusCode()).isEqualTo(403);
     HttpResponse<String> retried = post(bulk, OPERATOR);
     assertThat(retried.statusCode()).as(retried.body()).isEqualTo(200);
+
+    String cancelAll = "admin/outbox/scheduled/cancel?all=true";
+    assertThat(post(cancelAll, null).statusCode()).isEqualTo(401);
+    assertThat(post(cancelAll, VIEWER).statusCode()).isEqualTo(403);
+    HttpResponse<String> cancelled = post(cancelAll, OPERATOR);
+    assertThat(cancelled.statusCode()).as(cancelled.body()).isEqualTo(200);
+    assertThat(cancelled.body()).contains("\"cancelled\":0");
   }
 
   @Test
@@ -156,6 +164,23 @@ class AdminPartIT {
     assertThat(badId.body()).contains("\"error\":\"id must be a positive whole number");
     assertThat(get("admin/dead-letters?limit=100000", OPERATOR).statusCode()).isEqualTo(400);
     assertThat(get("admin/dead-letters/42", OPERATOR).statusCode()).isEqualTo(404);
+
+    assertThat(outbox.body()).contains("\"scheduled\":0");
+    HttpResponse<String> noFilter = post("admin/outbox/scheduled/cancel", OPERATOR);
+    assertThat(noFilter.statusCode()).isEqualTo(400);
+    assertThat(noFilter.body()).contains("all=true");
+    HttpResponse<String> badWindow =
+        get("admin/outbox/scheduled?from=2026-02-01T00:00:00Z&to=2026-01-01T00:00:00Z", OPERATOR);
+    assertThat(badWindow.statusCode()).isEqualTo(400);
+    assertThat(badWindow.body()).contains("from must be before to");
+    assertThat(get("admin/outbox/scheduled?from=tomorrow", OPERATOR).statusCode()).isEqualTo(400);
+    assertThat(get("admin/outbox/scheduled?after=-1", OPERATOR).statusCode()).isEqualTo(400);
+    HttpResponse<String> page = get("admin/outbox/scheduled?type=Reminder&limit=10", OPERATOR);
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.body()).contains("\"events\":[]");
+    HttpResponse<String> unknown = post("admin/outbox/scheduled/no-such-event/cancel", OPERATOR);
+    assertThat(unknown.statusCode()).isEqualTo(404);
+    assertThat(unknown.body()).contains("no scheduled outbox event no-such-event");
   }
 
   @Test

@@ -285,6 +285,52 @@ abstract class ScheduledEventsContract {
     }
   }
 
+  @Test
+  void anOperatorListsScheduledEventsByFilterPagedAndCancelsOneOrAFilteredSet()
+      throws SQLException {
+    var ops = postbox.outboxOperations();
+    String type = "Reminder-" + UUID.randomUUID();
+    Instant now = Instant.now();
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      OutboxEvent e = event("k-" + i).toBuilder().type(type).build();
+      ids.add(
+          record(
+              e, Schedule.at(now.plus(Duration.ofHours(1 + i))).expiresAfter(Duration.ofDays(1))));
+    }
+    var filter = new dev.postbox.runtime.api.ScheduledFilter(topic, type, null, null);
+    var first = ops.scheduled(filter, 0, 2);
+    var second = ops.scheduled(filter, first.get(1).id(), 2);
+    var third = ops.scheduled(filter, second.get(1).id(), 2);
+    assertThat(first).hasSize(2);
+    assertThat(second).hasSize(2);
+    assertThat(third).hasSize(1);
+    List<String> listed = new ArrayList<>();
+    for (var page : List.of(first, second, third)) {
+      page.forEach(r -> listed.add(r.eventId()));
+    }
+    assertThat(listed).containsExactlyElementsOf(ids);
+    var row = first.get(0);
+    assertThat(row.type()).isEqualTo(type);
+    assertThat(row.dueAt()).isAfter(now.plus(Duration.ofMinutes(59)));
+    assertThat(row.expiresAt())
+        .isEqualTo(
+            row.dueAt().plus(Duration.ofDays(1)).truncatedTo(java.time.temporal.ChronoUnit.MILLIS));
+    // the due window: due within the first two hours and a half
+    var window =
+        new dev.postbox.runtime.api.ScheduledFilter(
+            topic, type, now, now.plus(Duration.ofMinutes(150)));
+    assertThat(ops.scheduled(window, 0, 100))
+        .extracting(r -> r.eventId())
+        .containsExactly(ids.get(0), ids.get(1));
+    assertThat(ops.cancelScheduled(ids.get(0))).isTrue();
+    assertThat(ops.cancelScheduled(ids.get(0))).isFalse();
+    assertThat(ops.cancelAllScheduled(window)).isEqualTo(1);
+    assertThat(ops.cancelAllScheduled(filter)).isEqualTo(3);
+    assertThat(ops.scheduled(filter, 0, 100)).isEmpty();
+    assertThat(ids).allSatisfy(id -> assertThat(status(id)).isEqualTo("CANCELLED"));
+  }
+
   // ---- helpers ----
 
   private String record(OutboxEvent e, Schedule schedule) throws SQLException {

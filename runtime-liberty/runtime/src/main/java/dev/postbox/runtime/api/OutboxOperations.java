@@ -34,6 +34,21 @@ public interface OutboxOperations {
   /** Gives up on every FAILED row the filter matches; returns how many. */
   int discardAll(FailedFilter filter);
 
+  /**
+   * Scheduled events the filter matches, in id order (oldest recorded first), after the row id
+   * {@code afterId} (0 for the first page), at most {@code limit}.
+   */
+  List<ScheduledRow> scheduled(ScheduledFilter filter, long afterId, int limit);
+
+  /**
+   * Cancels a scheduled event by its event id, in a transaction of its own; false when it is not
+   * scheduled (unknown, published, due and claimed, or cancelled before).
+   */
+  boolean cancelScheduled(String eventId);
+
+  /** Cancels every scheduled event the filter matches; returns how many. */
+  int cancelAllScheduled(ScheduledFilter filter);
+
   /** Every partition's lease, by partition, in the database's clock (see {@link #databaseNow}). */
   List<Lease> leases();
 

@@ -32,6 +32,16 @@ class PostboxMetrics {
     metrics.gauge("postbox.outbox.published.total", outbox::publishedByThisInstance);
     metrics.gauge("postbox.outbox.publish.failures.total", outbox::failures);
     metrics.gauge("postbox.outbox.fenced.batches.total", outbox::fencedBatches);
+    // Scheduled events are not lag: counted apart, with how long until the next falls due (0 with
+    // none waiting; negative while a due one waits for the relay).
+    metrics.gauge("postbox.outbox.scheduled", () -> lag(outbox).scheduled());
+    metrics.gauge(
+        "postbox.outbox.scheduled.next.due.seconds",
+        () -> {
+          Instant next = lag(outbox).nextDue();
+          return next == null ? 0 : Duration.between(Instant.now(), next).toMillis() / 1000.0;
+        });
+    metrics.gauge("postbox.outbox.expired.total", outbox::expiredRows);
     // Apart from lag: whether the broker takes this instance's events, and for how long it has not.
     metrics.gauge(
         "postbox.outbox.broker.available", () -> outbox.brokerOutages().isEmpty() ? 1L : 0L);
@@ -86,6 +96,7 @@ class PostboxMetrics {
     Counter received = metrics.counter("postbox.inbox.received", tag);
     Counter duplicates = metrics.counter("postbox.inbox.duplicates", tag);
     Counter conflicts = metrics.counter("postbox.inbox.conflicts", tag);
+    Counter expired = metrics.counter("postbox.inbox.expired", tag);
     Counter retries = metrics.counter("postbox.inbox.retries", tag);
     Counter deadLetters = metrics.counter("postbox.inbox.dead.letters", tag);
     Counter parked = metrics.counter("postbox.inbox.parked", tag);
@@ -116,6 +127,8 @@ class PostboxMetrics {
         deadLetters.inc();
         if (reason == DeadLetterReason.CONFLICT) {
           conflicts.inc();
+        } else if (reason == DeadLetterReason.EXPIRED) {
+          expired.inc();
         }
       }
 

@@ -127,4 +127,93 @@ public final class ScheduledRepository {
       }
     }
   }
+
+  private static final String ROW_COLUMNS =
+      "id, event_id, destination, event_key, event_type, next_attempt_at, created_at, headers,"
+          + " status";
+
+  /**
+   * Scheduled rows the filter matches, in id order after {@code afterId}, at most {@code limit}.
+   */
+  public List<dev.postbox.runtime.api.ScheduledRow> list(
+      Connection c, dev.postbox.runtime.api.ScheduledFilter filter, long afterId, int limit)
+      throws SQLException {
+    List<dev.postbox.runtime.api.ScheduledRow> out = new java.util.ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT "
+                + ROW_COLUMNS
+                + " FROM postbox_outbox WHERE "
+                + where(filter)
+                + " AND id > ? ORDER BY id "
+                + dialect.limit())) {
+      int i = bind(ps, 1, filter);
+      ps.setLong(i++, afterId);
+      ps.setInt(i, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          java.util.Map<String, String> headers =
+              dev.postbox.runtime.db.StringMapJson.read(rs.getString("headers"));
+          Instant expires;
+          try {
+            expires = dev.postbox.spi.Envelope.expiryTime(headers).orElse(null);
+          } catch (RuntimeException unreadable) {
+            expires = null; // checked when recorded; a row written otherwise shows none
+          }
+          out.add(
+              new dev.postbox.runtime.api.ScheduledRow(
+                  rs.getLong("id"),
+                  rs.getString("event_id"),
+                  rs.getString("destination"),
+                  rs.getString("event_key"),
+                  rs.getString("event_type"),
+                  dialect.read(rs, "next_attempt_at"),
+                  dialect.read(rs, "created_at"),
+                  expires,
+                  OutboxRepository.SCHEDULED_KEY.equals(rs.getString("status"))));
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Cancels every scheduled row the filter matches; returns how many. */
+  public int cancelAll(Connection c, dev.postbox.runtime.api.ScheduledFilter filter, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE postbox_outbox SET status = 'CANCELLED', dispatched_at = ? WHERE "
+                + where(filter))) {
+      dialect.bind(ps, 1, now);
+      bind(ps, 2, filter);
+      return ps.executeUpdate();
+    }
+  }
+
+  private static String where(dev.postbox.runtime.api.ScheduledFilter f) {
+    return "status IN "
+        + SCHEDULED_STATUSES
+        + (f.destination() == null ? "" : " AND destination = ?")
+        + (f.type() == null ? "" : " AND event_type = ?")
+        + (f.dueFrom() == null ? "" : " AND next_attempt_at >= ?")
+        + (f.dueBefore() == null ? "" : " AND next_attempt_at < ?");
+  }
+
+  /** Binds the filter's values from {@code i}; returns the next index. */
+  private int bind(PreparedStatement ps, int i, dev.postbox.runtime.api.ScheduledFilter f)
+      throws SQLException {
+    if (f.destination() != null) {
+      ps.setString(i++, f.destination());
+    }
+    if (f.type() != null) {
+      ps.setString(i++, f.type());
+    }
+    if (f.dueFrom() != null) {
+      dialect.bind(ps, i++, f.dueFrom());
+    }
+    if (f.dueBefore() != null) {
+      dialect.bind(ps, i++, f.dueBefore());
+    }
+    return i;
+  }
 }

@@ -83,4 +83,24 @@ final class OutboxAdmin {
   public boolean discard(long id) {
     return tx.inTransaction(c -> rows.discard(c, id, clock.instant()));
   }
+
+  /** Scheduled events the filter matches, in id order after {@code afterId}. */
+  public List<dev.postbox.runtime.api.ScheduledRow> scheduled(
+      dev.postbox.runtime.api.ScheduledFilter filter, long afterId, int limit) {
+    return tx.inTransaction(c -> scheduledRows().list(c, filter, afterId, limit));
+  }
+
+  /** Cancels a scheduled event; false when it is not scheduled. */
+  public boolean cancelScheduled(String eventId) {
+    return tx.inTransaction(c -> scheduledRows().cancel(c, eventId, clock.instant()));
+  }
+
+  /** Cancels every scheduled event the filter matches; how many. */
+  public int cancelAllScheduled(dev.postbox.runtime.api.ScheduledFilter filter) {
+    return tx.inTransaction(c -> scheduledRows().cancelAll(c, filter, clock.instant()));
+  }
+
+  private dev.postbox.runtime.outbox.ScheduledRepository scheduledRows() {
+    return new dev.postbox.runtime.outbox.ScheduledRepository(outbox.dialect());
+  }
 }

@@ -254,6 +254,22 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
   }
 
   @Override
+  public List<dev.postbox.runtime.api.ScheduledRow> scheduled(
+      dev.postbox.runtime.api.ScheduledFilter filter, long afterId, int limit) {
+    return admin.scheduled(filter, afterId, limit);
+  }
+
+  @Override
+  public boolean cancelScheduled(String eventId) {
+    return admin.cancelScheduled(eventId);
+  }
+
+  @Override
+  public int cancelAllScheduled(dev.postbox.runtime.api.ScheduledFilter filter) {
+    return admin.cancelAllScheduled(filter);
+  }
+
+  @Override
   public List<Lease> leases() {
     return admin.leases();
   }
