@@ -212,6 +212,30 @@ class MicroProfileFitIT {
 
   @Test
   @Order(7)
+  void aScheduledMessageWaitsInTheOutboxWithItsScheduleAndIsCancelledByItsId() throws Exception {
+    String payload = "scheduled-" + UUID.randomUUID();
+    String id = "hold-" + UUID.randomUUID();
+    assertThat(send("scheduled", payload, id)).isEqualTo("committed");
+    assertThat(outboxColumn(payload, "status")).isEqualTo("SCHEDULED_KEY");
+    assertThat(outboxColumn(payload, "event_id")).isEqualTo(id);
+    assertThat(outboxColumn(payload, "headers")).contains("expirytime");
+    try (Connection c = db();
+        PreparedStatement s =
+            c.prepareStatement(
+                "SELECT next_attempt_at - clock_timestamp() > INTERVAL '59 minutes'"
+                    + " FROM postbox_outbox WHERE event_id = ?")) {
+      s.setString(1, id);
+      try (ResultSet rs = s.executeQuery()) {
+        assertThat(rs.next() && rs.getBoolean(1)).as("due in an hour").isTrue();
+      }
+    }
+    assertThat(send("cancel", "", id)).isEqualTo("cancelled");
+    assertThat(send("cancel", "", id)).isEqualTo("not scheduled");
+    assertThat(outboxColumn(payload, "status")).isEqualTo("CANCELLED");
+  }
+
+  @Test
+  @Order(8)
   void anOrderIsOneTraceFromTheRequestThroughThePaymentToTheNotification() {
     PaymentsApi api = new PaymentsApi(server.url());
     var placed = api.post("/orders", "{\"customer\":\"traced\",\"amountCents\":1234}");
@@ -303,6 +327,10 @@ class MicroProfileFitIT {
   record Effect(int attempt, boolean inTransaction) {}
 
   private String send(String mode, String payload) throws Exception {
+    return send(mode, payload, "");
+  }
+
+  private String send(String mode, String payload, String id) throws Exception {
     HttpResponse<String> r =
         http.send(
             HttpRequest.newBuilder(
@@ -311,7 +339,9 @@ class MicroProfileFitIT {
                             + "/reactive-it/send?mode="
                             + mode
                             + "&key=k&payload="
-                            + URLEncoder.encode(payload, StandardCharsets.UTF_8)))
+                            + URLEncoder.encode(payload, StandardCharsets.UTF_8)
+                            + "&id="
+                            + URLEncoder.encode(id, StandardCharsets.UTF_8)))
                 .POST(HttpRequest.BodyPublishers.noBody())
                 .build(),
             HttpResponse.BodyHandlers.ofString());

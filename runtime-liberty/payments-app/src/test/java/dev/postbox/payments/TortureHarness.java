@@ -198,6 +198,7 @@ final class TortureHarness {
               + verdict.outOfOrder(),
           "per-key order: "
               + (verdict.notes().isEmpty() ? "required" : String.join("; ", verdict.notes())),
+          "scheduled holds (" + HOLD + "): " + verdict.holds(),
           "republished byte for byte: " + republished,
           "duplicates rejected by the inbox: " + duplicatesRejected,
           "redeliveries and relay re-publishes rejected (the rest): "
@@ -467,9 +468,15 @@ final class TortureHarness {
     }
     // A request killed mid-transaction leaves its key claimed; its retry takes over after this.
     v.put("postbox.idempotency.in-flight-timeout", "5s");
+    // Each order's hold (a scheduled OrderHoldExpired, cancelled by the charge) is short, so kills,
+    // outages and backlogs let some fire: both ends of a hold are crash-tested (#36).
+    v.put("payments.hold", HOLD);
     v.putAll(settings.overrides());
     return v;
   }
+
+  /** The orders' hold in these runs ({@code payments.hold}). */
+  static final String HOLD = "2s";
 
   /** When the clients started placing orders (System.nanoTime). */
   private volatile long clientsStarted;
@@ -686,11 +693,14 @@ final class TortureHarness {
     return waiting;
   }
 
+  /** Orders charged, or expired (their hold fired first): settled either way. */
   private Set<String> chargedOrders() throws SQLException {
     Set<String> charged = new HashSet<>();
     try (Connection c = connect();
         Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SELECT order_id FROM pay_ledger")) {
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT order_id FROM pay_ledger UNION SELECT order_id FROM pay_expiry")) {
       while (rs.next()) {
         charged.add(rs.getString(1));
       }
@@ -1045,15 +1055,19 @@ final class TortureHarness {
                 long now = System.currentTimeMillis();
                 long charges = quietly(this::chargeCount);
                 long notifications = quietly(this::notificationCount);
+                long expired = quietly(this::expiryCount);
                 boolean nothingToPublish =
                     quietly(this::undispatched) == 0 && republisher.caughtUp(orders);
-                if (lastCounts.getAndSet(charges * 1_000_003L + notifications)
-                    != charges * 1_000_003L + notifications) {
+                long counts = (charges * 1_000_003L + notifications) * 1_000_003L + expired;
+                if (lastCounts.getAndSet(counts) != counts) {
                   countsChangedAt.set(now);
                 }
+                // every order charged (and notified) or expired, once its hold fired first
                 boolean settled =
-                    charges >= accepted.size()
-                        && notifications >= accepted.size()
+                    charges >= 0
+                        && expired >= 0
+                        && charges + expired >= accepted.size()
+                        && notifications >= charges
                         && nothingToPublish;
                 if (!settled) {
                   firstSettled.set(0);
@@ -1118,10 +1132,25 @@ final class TortureHarness {
             placed.put(customer, List.copyOf(orders));
           }
         });
+    Map<String, Long> expiries =
+        perOrder("SELECT order_id, COUNT(*) FROM pay_expiry GROUP BY order_id");
+    Map<String, Long> charges =
+        perOrder("SELECT order_id, COUNT(*) FROM pay_ledger GROUP BY order_id");
+    // An expired order is never charged: its customer's stream of charges goes on without it.
+    placed.replaceAll(
+        (customer, orders) ->
+            orders.stream()
+                .filter(o -> !expiries.containsKey(o) || charges.containsKey(o))
+                .toList());
+    Map<String, Long> holds =
+        perOrder(
+            "SELECT status, COUNT(*) FROM postbox_outbox WHERE event_type = 'OrderHoldExpired'"
+                + " GROUP BY status");
     return TortureVerdict.judge(
             Map.copyOf(accepted),
-            perOrder("SELECT order_id, COUNT(*) FROM pay_ledger GROUP BY order_id"),
+            charges,
             perOrder("SELECT order_id, COUNT(*) FROM pay_notification GROUP BY order_id"),
+            expiries,
             single("SELECT COALESCE(SUM(amount_cents), 0) FROM pay_ledger"),
             undispatched(),
             perOrder(
@@ -1131,7 +1160,42 @@ final class TortureHarness {
             duplicatesRejected(broker),
             republished.get())
         .inOrder("charges", placed, applied("pay_ledger"), broker.ordered())
-        .inOrder("notifications", placed, applied("pay_notification"), broker.ordered());
+        .inOrder("notifications", placed, applied("pay_notification"), broker.ordered())
+        .holds(
+            holds.getOrDefault("CANCELLED", 0L),
+            holds.getOrDefault("DISPATCHED", 0L),
+            holds.getOrDefault("SCHEDULED", 0L) + holds.getOrDefault("SCHEDULED_KEY", 0L),
+            single(
+                "SELECT COUNT(DISTINCT l.order_id) FROM pay_ledger l JOIN postbox_outbox o"
+                    + " ON o.subject = l.order_id AND o.event_type = 'OrderHoldExpired'"
+                    + " WHERE o.status <> 'CANCELLED'"),
+            single(
+                "SELECT COUNT(*) FROM postbox_outbox o WHERE o.event_type = 'OrderHoldExpired'"
+                    + " AND o.status = 'CANCELLED' AND (EXISTS (SELECT 1 FROM pay_expiry e"
+                    + " WHERE e.event_id = o.event_id) OR EXISTS (SELECT 1 FROM postbox_inbox i"
+                    + " WHERE i.event_id = o.event_id))"),
+            holdLateness());
+  }
+
+  /**
+   * Per published hold, when it was settled (dispatched_at) minus when it fell due (created_at,
+   * which the relay sets to the due time when the row falls due), both in the database's clock.
+   */
+  private List<Duration> holdLateness() throws SQLException {
+    List<Duration> out = new ArrayList<>();
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT created_at, dispatched_at FROM postbox_outbox"
+                    + " WHERE event_type = 'OrderHoldExpired' AND status = 'DISPATCHED'")) {
+      dev.postbox.runtime.db.Dialect dialect = dev.postbox.runtime.db.Dialect.of(c);
+      while (rs.next()) {
+        out.add(
+            Duration.between(dialect.read(rs, "created_at"), dialect.read(rs, "dispatched_at")));
+      }
+    }
+    return out;
   }
 
   /** Per customer, the effects in a table in the order of their numbers. */
@@ -1256,6 +1320,12 @@ final class TortureHarness {
     return sqlReadable
         ? single("SELECT COUNT(*) FROM pay_ledger")
         : PaymentsApi.number(okBody(api.get("/ledger")), "charges");
+  }
+
+  private long expiryCount() throws SQLException {
+    return sqlReadable
+        ? single("SELECT COUNT(*) FROM pay_expiry")
+        : PaymentsApi.number(okBody(api.get("/ledger")), "expired");
   }
 
   private long notificationCount() throws SQLException {

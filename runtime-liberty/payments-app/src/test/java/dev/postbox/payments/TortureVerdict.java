@@ -15,10 +15,15 @@ import java.util.Set;
  * ({@link #inOrder}).
  */
 record TortureVerdict(
-    long lost, long doubled, long outOfOrder, List<String> problems, List<String> notes) {
+    long lost,
+    long doubled,
+    long outOfOrder,
+    List<String> problems,
+    List<String> notes,
+    String holds) {
 
   TortureVerdict(long lost, long doubled, List<String> problems) {
-    this(lost, doubled, 0, problems, List.of());
+    this(lost, doubled, 0, problems, List.of(), "-");
   }
 
   boolean ok() {
@@ -118,7 +123,67 @@ record TortureVerdict(
       n.add(stream + ": in order per key, though this broker does not promise it");
     }
     return new TortureVerdict(
-        lost, doubled, outOfOrder + disordered + sideBySide, List.copyOf(p), List.copyOf(n));
+        lost, doubled, outOfOrder + disordered + sideBySide, List.copyOf(p), List.copyOf(n), holds);
+  }
+
+  /**
+   * Adds the orders' holds (an {@code OrderHoldExpired} scheduled at placement, cancelled by the
+   * charge): none still scheduled once drained, none left uncancelled behind a charge, no cancelled
+   * one ever published (handled by the inbox, or an expiry recorded), and none published before it
+   * was due.
+   *
+   * @param cancelled holds cancelled (their orders charged)
+   * @param published holds published (their orders expired)
+   * @param scheduledLeft holds still waiting for their due time
+   * @param chargedNotCancelled charged orders whose hold is not CANCELLED
+   * @param cancelledPublished cancelled holds that an inbox handled anyway
+   * @param lateness per published hold, publish (settle) time minus due time
+   */
+  TortureVerdict holds(
+      long cancelled,
+      long published,
+      long scheduledLeft,
+      long chargedNotCancelled,
+      long cancelledPublished,
+      List<java.time.Duration> lateness) {
+    List<String> p = new ArrayList<>(problems);
+    if (scheduledLeft > 0) {
+      p.add(scheduledLeft + " holds still scheduled after the drain");
+    }
+    if (chargedNotCancelled > 0) {
+      p.add(chargedNotCancelled + " charged orders whose hold was not cancelled");
+    }
+    if (cancelledPublished > 0) {
+      p.add(cancelledPublished + " cancelled holds published and handled anyway");
+    }
+    List<java.time.Duration> sorted = new ArrayList<>(lateness);
+    sorted.sort(null);
+    long early = sorted.stream().filter(java.time.Duration::isNegative).count();
+    if (early > 0) {
+      p.add(early + " holds published before they were due");
+    }
+    String line =
+        "holds cancelled: "
+            + cancelled
+            + ", published (orders expired): "
+            + published
+            + ", published after cancel: "
+            + cancelledPublished
+            + (sorted.isEmpty()
+                ? ""
+                : ", lateness p50 "
+                    + percentile(sorted, 50).toMillis()
+                    + " ms, p99 "
+                    + percentile(sorted, 99).toMillis()
+                    + " ms, max "
+                    + sorted.get(sorted.size() - 1).toMillis()
+                    + " ms");
+    return new TortureVerdict(lost, doubled, outOfOrder, List.copyOf(p), notes, line);
+  }
+
+  static java.time.Duration percentile(List<java.time.Duration> sorted, int pct) {
+    int i = (int) Math.ceil(pct / 100.0 * sorted.size()) - 1;
+    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
   }
 
   /**
@@ -137,19 +202,66 @@ record TortureVerdict(
       long poisonSent,
       long duplicatesRejected,
       long republished) {
+    return judge(
+        accepted,
+        charges,
+        notifications,
+        Map.of(),
+        ledgerTotalCents,
+        undispatched,
+        openDeadLetters,
+        poisonSent,
+        duplicatesRejected,
+        republished);
+  }
+
+  /**
+   * @param expiries expiries per order id: an order not charged within its hold expires instead,
+   *     once, and is neither charged nor notified
+   */
+  static TortureVerdict judge(
+      Map<String, Long> accepted,
+      Map<String, Long> charges,
+      Map<String, Long> notifications,
+      Map<String, Long> expiries,
+      long ledgerTotalCents,
+      long undispatched,
+      Map<String, Long> openDeadLetters,
+      long poisonSent,
+      long duplicatesRejected,
+      long republished) {
     List<String> problems = new ArrayList<>();
     long lost = 0;
     long doubled = 0;
+    long both = 0;
     long acceptedTotal = 0;
     for (Map.Entry<String, Long> order : accepted.entrySet()) {
-      acceptedTotal += order.getValue();
       long c = charges.getOrDefault(order.getKey(), 0L);
       long n = notifications.getOrDefault(order.getKey(), 0L);
-      if (c == 0 || n == 0) {
-        lost++;
+      long e = expiries.getOrDefault(order.getKey(), 0L);
+      if (e > 0 && c == 0) {
+        if (n > 0) {
+          both++; // notified of a payment never charged
+        }
+      } else {
+        acceptedTotal += order.getValue();
+        if (c == 0 || n == 0) {
+          lost++;
+        }
       }
-      if (c > 1 || n > 1) {
+      if (c > 0 && e > 0) {
+        both++;
+      }
+      if (c > 1 || n > 1 || e > 1) {
         doubled++;
+      }
+    }
+    if (both > 0) {
+      problems.add(both + " orders both charged (or notified) and expired");
+    }
+    for (String expired : expiries.keySet()) {
+      if (!accepted.containsKey(expired)) {
+        problems.add("an expiry for an order the API never accepted: " + expired);
       }
     }
     for (Map.Entry<String, Long> charged : charges.entrySet()) {
@@ -161,11 +273,14 @@ record TortureVerdict(
       problems.add(lost + " accepted orders without their charge or notification");
     }
     if (doubled > 0) {
-      problems.add(doubled + " orders charged or notified more than once");
+      problems.add(doubled + " orders charged, notified or expired more than once");
     }
     if (ledgerTotalCents != acceptedTotal) {
       problems.add(
-          "ledger total " + ledgerTotalCents + " != accepted orders' total " + acceptedTotal);
+          "ledger total "
+              + ledgerTotalCents
+              + " != the total of the accepted orders not expired "
+              + acceptedTotal);
     }
     if (undispatched > 0) {
       problems.add(undispatched + " outbox rows not dispatched");

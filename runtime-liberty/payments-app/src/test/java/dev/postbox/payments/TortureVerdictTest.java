@@ -29,6 +29,53 @@ class TortureVerdictTest {
   }
 
   @Test
+  void anOrderThatExpiredOnceInsteadOfBeingChargedPasses() {
+    TortureVerdict v =
+        TortureVerdict.judge(
+            ACCEPTED, Map.of("a", 1L), Map.of("a", 1L), Map.of("b", 1L), 100, 0, Map.of(), 0, 0, 0);
+    assertThat(v.ok()).as(v.problems().toString()).isTrue();
+    assertThat(v.lost()).isZero();
+  }
+
+  @Test
+  void anOrderChargedAndExpiredOrExpiredTwiceFails() {
+    TortureVerdict both =
+        TortureVerdict.judge(
+            ACCEPTED,
+            Map.of("a", 1L, "b", 1L),
+            Map.of("a", 1L, "b", 1L),
+            Map.of("b", 1L),
+            350,
+            0,
+            Map.of(),
+            0,
+            0,
+            0);
+    assertThat(both.problems()).anySatisfy(p -> assertThat(p).contains("both charged"));
+    TortureVerdict twice =
+        TortureVerdict.judge(
+            ACCEPTED, Map.of("a", 1L), Map.of("a", 1L), Map.of("b", 2L), 100, 0, Map.of(), 0, 0, 0);
+    assertThat(twice.doubled()).isEqualTo(1);
+    assertThat(twice.ok()).isFalse();
+  }
+
+  @Test
+  void holdsLeftScheduledUncancelledBehindAChargePublishedAfterCancelOrEarlyFail() {
+    TortureVerdict clean = new TortureVerdict(0, 0, List.of());
+    List<java.time.Duration> late =
+        List.of(java.time.Duration.ofMillis(30), java.time.Duration.ofMillis(80));
+    assertThat(clean.holds(10, 2, 0, 0, 0, late).ok()).isTrue();
+    assertThat(clean.holds(10, 2, 0, 0, 0, late).holds()).contains("p99 80 ms");
+    assertThat(clean.holds(10, 2, 1, 0, 0, late).problems()).hasSize(1);
+    assertThat(clean.holds(10, 2, 0, 1, 0, late).problems()).hasSize(1);
+    assertThat(clean.holds(10, 2, 0, 0, 1, late).problems())
+        .singleElement()
+        .satisfies(p -> assertThat(p).contains("cancelled holds published"));
+    assertThat(clean.holds(10, 2, 0, 0, 0, List.of(java.time.Duration.ofMillis(-5))).ok())
+        .isFalse();
+  }
+
+  @Test
   void aLostChargeFails() {
     TortureVerdict v =
         TortureVerdict.judge(ACCEPTED, Map.of("a", 1L), Map.of("a", 1L), 100, 0, Map.of(), 0, 0, 0);

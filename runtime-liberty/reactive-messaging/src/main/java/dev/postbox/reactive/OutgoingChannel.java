@@ -2,6 +2,7 @@ package dev.postbox.reactive;
 
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.api.Schedule;
 import jakarta.transaction.TransactionSynchronizationRegistry;
 import java.lang.System.Logger.Level;
 import java.util.Map;
@@ -55,7 +56,9 @@ final class OutgoingChannel implements Subscriber<Message<?>> {
       return;
     }
     try {
-      outbox.record(event(message));
+      OutgoingEvent meta = EventMessage.facts(message, OutgoingEvent.class);
+      Schedule schedule = meta == null || meta.schedule() == null ? Schedule.NOW : meta.schedule();
+      outbox.record(event(message), schedule);
     } catch (RuntimeException e) {
       rollbackOnly();
       LOG.log(
@@ -93,6 +96,9 @@ final class OutgoingChannel implements Subscriber<Message<?>> {
       }
       if (meta.subject() != null) {
         b.subject(meta.subject());
+      }
+      if (meta.eventId() != null) {
+        b.eventId(meta.eventId());
       }
       for (Map.Entry<String, String> h : meta.headers().entrySet()) {
         b.header(h.getKey(), h.getValue());

@@ -1,5 +1,6 @@
 package dev.postbox.reactive;
 
+import dev.postbox.runtime.api.Schedule;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -20,12 +21,41 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * @param key the ordering key, or null for none
  * @param type the event type, or null for the channel's {@code type}
  * @param subject the CloudEvents subject, or null
+ *     <p>A scheduled or expiring event carries a {@link Schedule} ({@link #withSchedule}); give it
+ *     an id ({@link #withEventId}) to cancel it later with {@code Outbox.cancel}:
+ *     <pre>{@code
+ * OutgoingEvent.key(order.id()).withEventId(holdId)
+ *     .withSchedule(Schedule.after(Duration.ofMinutes(15))).send(emitter, hold);
+ * }</pre>
+ *
  * @param headers extra headers (CloudEvents extensions); never null
+ * @param eventId the event id, or null for a random one
+ * @param schedule when it is published and until when, or null for at the commit
  */
-public record OutgoingEvent(String key, String type, String subject, Map<String, String> headers) {
+public record OutgoingEvent(
+    String key,
+    String type,
+    String subject,
+    Map<String, String> headers,
+    String eventId,
+    Schedule schedule) {
 
   public OutgoingEvent {
     headers = Map.copyOf(headers);
+  }
+
+  public OutgoingEvent(String key, String type, String subject, Map<String, String> headers) {
+    this(key, type, subject, headers, null, null);
+  }
+
+  /** This event, published at the schedule's due time and never after its expiry. */
+  public OutgoingEvent withSchedule(Schedule schedule) {
+    return new OutgoingEvent(key, type, subject, headers, eventId, schedule);
+  }
+
+  /** This event with this id (to cancel it, or to deduplicate on an id of your own). */
+  public OutgoingEvent withEventId(String eventId) {
+    return new OutgoingEvent(key, type, subject, headers, eventId, schedule);
   }
 
   /** An event with this key and the channel's type. */
@@ -34,11 +64,11 @@ public record OutgoingEvent(String key, String type, String subject, Map<String,
   }
 
   public OutgoingEvent withType(String type) {
-    return new OutgoingEvent(key, type, subject, headers);
+    return new OutgoingEvent(key, type, subject, headers, eventId, schedule);
   }
 
   public OutgoingEvent withSubject(String subject) {
-    return new OutgoingEvent(key, type, subject, headers);
+    return new OutgoingEvent(key, type, subject, headers, eventId, schedule);
   }
 
   /**
@@ -80,6 +110,6 @@ public record OutgoingEvent(String key, String type, String subject, Map<String,
   public OutgoingEvent withHeader(String name, String value) {
     Map<String, String> h = new LinkedHashMap<>(headers);
     h.put(name, value);
-    return new OutgoingEvent(key, type, subject, h);
+    return new OutgoingEvent(key, type, subject, h, eventId, schedule);
   }
 }

@@ -3,6 +3,7 @@ package dev.postbox.payments.orders;
 import dev.postbox.payments.Json;
 import dev.postbox.runtime.api.Outbox;
 import dev.postbox.runtime.api.OutboxEvent;
+import dev.postbox.runtime.api.Schedule;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -12,6 +13,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,7 +25,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * Places orders: the order row and its {@code OrderCaptured} event in one JTA transaction, so the
  * event exists if and only if the order does. The event's key is the customer: a customer's orders
- * form one stream, charged in the order they were placed.
+ * form one stream, charged in the order they were placed. With it, an {@code OrderHoldExpired}
+ * event is scheduled {@code payments.hold} ahead (15 minutes by default), which the charge cancels.
  */
 @ApplicationScoped
 public class Orders {
@@ -43,6 +46,18 @@ public class Orders {
   @Inject
   @ConfigProperty(name = "payments.source")
   String source;
+
+  /** How long an order may wait for its charge before it expires: {@code 15m}, {@code 30s}. */
+  @Inject
+  @ConfigProperty(name = "payments.hold", defaultValue = "15m")
+  String hold;
+
+  /**
+   * {@code payments.hold} as a duration: a number and ms, s, m or h, or ISO-8601 ({@code PT15M}).
+   */
+  Duration hold() {
+    return HoldSetting.parse(hold);
+  }
 
   /**
    * Records the order and its event, in the caller's transaction if there is one (an {@code
@@ -67,8 +82,25 @@ public class Orders {
       ps.setTimestamp(5, Timestamp.from(order.createdAt()));
       ps.executeUpdate();
     }
+    // The hold: published if the order is not charged within payments.hold, cancelled by the
+    // charge (ChargeOrder); so every order ends charged or expired, never both.
+    String holdId =
+        outbox.record(
+            OutboxEvent.builder()
+                .destination(ordersTopic)
+                .key(order.orderId())
+                .type(OrderHoldExpired.TYPE)
+                .source(source)
+                .subject(order.orderId())
+                .json(
+                    Json.write(
+                        new OrderHoldExpired(
+                            order.orderId(), order.customer(), order.amountCents())))
+                .build(),
+            Schedule.after(hold()));
     String payload =
-        Json.write(new OrderCaptured(order.orderId(), order.customer(), order.amountCents()));
+        Json.write(
+            new OrderCaptured(order.orderId(), order.customer(), order.amountCents(), holdId));
     String eventId =
         outbox.record(
             OutboxEvent.builder()

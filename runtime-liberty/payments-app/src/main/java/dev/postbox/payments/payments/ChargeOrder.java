@@ -22,12 +22,17 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  * PaymentReceived}, all in the inbox's transaction, so a redelivered {@code OrderCaptured} can
  * neither charge twice nor announce a payment twice.
  *
+ * <p>The charge cancels the order's scheduled {@code OrderHoldExpired} in the same transaction; if
+ * the hold was published first, the order is not charged (it expired: {@link ExpireOrder}).
+ *
  * <p>Each charge takes the next number of its customer's account ({@code account_seq}): the order
  * in which a customer's charges were applied, which must be the order the customer placed them in.
  */
 @ApplicationScoped
 @Handles(destination = "${payments.orders.topic}", group = "payments", types = OrderCaptured.TYPE)
 public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
+
+  private static final System.Logger LOG = System.getLogger(ChargeOrder.class.getName());
 
   @Resource(lookup = "jdbc/postbox")
   DataSource dataSource;
@@ -44,6 +49,14 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
 
   @Override
   protected void handle(OrderCaptured order, Envelope event) throws Exception {
+    // The hold first: a cancel that commits with this charge means it is never published; one that
+    // finds it no longer scheduled means it fell due first, and ExpireOrder records the expiry.
+    if (order.holdEventId() != null && !outbox.cancel(order.holdEventId())) {
+      LOG.log(
+          System.Logger.Level.INFO,
+          "order " + order.orderId() + " was not charged: its hold expired first");
+      return;
+    }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(

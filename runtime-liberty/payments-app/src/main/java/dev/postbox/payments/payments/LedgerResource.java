@@ -38,7 +38,12 @@ import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
             schema = @Schema(implementation = ApiError.Body.class)))
 public class LedgerResource {
 
-  /** Totals. {@code doubleCharged} counts orders with more than one charge: it must stay 0. */
+  /**
+   * Totals. {@code doubleCharged} counts orders with more than one charge: it must stay 0. {@code
+   * expired} counts expiries (orders not charged within {@code payments.hold}), {@code
+   * expiredOrders} the orders they concern: the two are equal, and no order is both charged and
+   * expired.
+   */
   public record Ledger(
       long orders,
       long ordersTotalCents,
@@ -46,7 +51,9 @@ public class LedgerResource {
       long chargedTotalCents,
       long chargedOrders,
       long doubleCharged,
-      long notifications) {}
+      long notifications,
+      long expired,
+      long expiredOrders) {}
 
   /** One notification. */
   public record Notification(String orderId, String message) {}
@@ -79,7 +86,17 @@ public class LedgerResource {
               "SELECT COUNT(*) FROM (SELECT order_id FROM pay_ledger GROUP BY order_id"
                   + " HAVING COUNT(*) > 1) d")[0];
       long notifications = longs(c, "SELECT COUNT(*) FROM pay_notification")[0];
-      return new Ledger(o[0], o[1], charges[0], charges[1], charges[2], doubles, notifications);
+      long[] expired = longs(c, "SELECT COUNT(*), COUNT(DISTINCT order_id) FROM pay_expiry");
+      return new Ledger(
+          o[0],
+          o[1],
+          charges[0],
+          charges[1],
+          charges[2],
+          doubles,
+          notifications,
+          expired[0],
+          expired[1]);
     }
   }
 

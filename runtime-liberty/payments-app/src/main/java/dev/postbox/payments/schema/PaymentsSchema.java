@@ -36,7 +36,11 @@ public class PaymentsSchema {
     "ALTER TABLE pay_notification ADD COLUMN IF NOT EXISTS account_seq BIGINT",
     "CREATE INDEX IF NOT EXISTS pay_ledger_account ON pay_ledger (customer, account_seq)",
     "CREATE INDEX IF NOT EXISTS pay_notification_account"
-        + " ON pay_notification (customer, account_seq)"
+        + " ON pay_notification (customer, account_seq)",
+    // Orders whose hold expired before they were charged (no unique key: a double would show).
+    "CREATE TABLE IF NOT EXISTS pay_expiry (order_id VARCHAR(64) NOT NULL,"
+        + " customer VARCHAR(200) NOT NULL, event_id VARCHAR(256) NOT NULL,"
+        + " expired_at TIMESTAMP NOT NULL)"
   };
 
   @Resource(lookup = "jdbc/postbox")

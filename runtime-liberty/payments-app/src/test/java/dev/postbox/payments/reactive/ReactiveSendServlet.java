@@ -22,6 +22,8 @@ public class ReactiveSendServlet extends HttpServlet {
 
   @Inject ReactiveSender sender;
 
+  @Inject dev.postbox.runtime.api.Outbox outbox;
+
   @Resource UserTransaction transaction;
 
   @Override
@@ -37,6 +39,18 @@ public class ReactiveSendServlet extends HttpServlet {
           sender.sendKeyed(key, payload);
           transaction.commit();
           resp.getWriter().print("committed");
+        }
+        case "scheduled" -> {
+          transaction.begin();
+          sender.sendScheduled(key, req.getParameter("id"), payload);
+          transaction.commit();
+          resp.getWriter().print("committed");
+        }
+        case "cancel" -> {
+          transaction.begin();
+          boolean cancelled = outbox.cancel(req.getParameter("id"));
+          transaction.commit();
+          resp.getWriter().print(cancelled ? "cancelled" : "not scheduled");
         }
         case "rollback" -> {
           transaction.begin();

@@ -1,8 +1,10 @@
 package dev.postbox.payments.reactive;
 
 import dev.postbox.reactive.OutgoingEvent;
+import dev.postbox.runtime.api.Schedule;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.concurrent.CompletionStage;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Emitter;
@@ -20,6 +22,15 @@ public class ReactiveSender {
   /** Sends with a key, in whatever transaction the caller has; the stage tells how it ended. */
   public CompletionStage<Void> sendKeyed(String key, String payload) {
     return OutgoingEvent.key(key).send(emitter, payload);
+  }
+
+  /** Sends with a key and an id, due in an hour, expiring a day later. */
+  public CompletionStage<Void> sendScheduled(String key, String eventId, String payload) {
+    return OutgoingEvent.key(key)
+        .withEventId(eventId)
+        .withSchedule(
+            Schedule.after(Duration.ofHours(1)).expiresAfter(Duration.ofDays(1)).inKeyOrder())
+        .send(emitter, payload);
   }
 
   /** Sends the bare payload; the stage tells how it ended. */
