@@ -476,7 +476,7 @@ final class TortureHarness {
   }
 
   /** The orders' hold in these runs ({@code payments.hold}). */
-  static final String HOLD = "2s";
+  static final String HOLD = "4s";
 
   /** When the clients started placing orders (System.nanoTime). */
   private volatile long clientsStarted;

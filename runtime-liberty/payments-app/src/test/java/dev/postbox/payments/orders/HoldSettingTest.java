@@ -22,8 +22,7 @@ class HoldSettingTest {
     assertThatThrownBy(() -> HoldSetting.parse("soon"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("payments.hold must be a duration");
-    assertThatThrownBy(() -> HoldSetting.parse("0s"))
-        .hasMessageContaining("must be positive");
+    assertThatThrownBy(() -> HoldSetting.parse("0s")).hasMessageContaining("must be positive");
     assertThatThrownBy(() -> HoldSetting.parse(null)).isInstanceOf(IllegalArgumentException.class);
   }
 }
