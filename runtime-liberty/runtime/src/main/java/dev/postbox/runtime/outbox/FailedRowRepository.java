@@ -157,6 +157,16 @@ public final class FailedRowRepository {
 
   /** Counts and the oldest undispatched row, for the lag metrics. */
   public Lag lag(Connection c) throws SQLException {
+    return lag(c, true);
+  }
+
+  /**
+   * As {@link #lag(Connection)}; the scheduled rows' count is -1 unless {@code countScheduled}
+   * (their next due time is always read, from an index's end): counting a million scheduled rows
+   * takes PostgreSQL about 0.2 s, too much for a reading every two seconds (docs/benchmarks.md,
+   * "Scheduled events").
+   */
+  public Lag lag(Connection c, boolean countScheduled) throws SQLException {
     try (PreparedStatement ps =
             c.prepareStatement(
                 // One branch per status, so each can read its own (partial) index.
@@ -164,8 +174,9 @@ public final class FailedRowRepository {
                     + " FROM postbox_outbox WHERE status = 'PENDING'"
                     + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
                     + " FROM postbox_outbox WHERE status = 'FAILED'"
-                    + " UNION ALL SELECT 'SCHEDULED' AS status, COUNT(*) AS n,"
-                    + " MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
+                    + " UNION ALL SELECT 'SCHEDULED' AS status, "
+                    + (countScheduled ? "COUNT(*)" : "-1")
+                    + " AS n, MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
                     + OutboxRepository.SCHEDULED_STATUSES);
         ResultSet rs = ps.executeQuery()) {
       long pending = 0;

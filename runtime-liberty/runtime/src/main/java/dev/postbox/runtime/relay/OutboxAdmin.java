@@ -36,6 +36,11 @@ final class OutboxAdmin {
     return tx.inTransaction(rows::lag);
   }
 
+  /** As {@link #lag()}, without counting scheduled rows unless {@code scheduled}. */
+  public Lag lag(boolean scheduled) {
+    return tx.inTransaction(c -> rows.lag(c, scheduled));
+  }
+
   /** FAILED rows, oldest first. */
   public List<FailedRow> failed(int limit) {
     return tx.inTransaction(c -> rows.failed(c, limit));

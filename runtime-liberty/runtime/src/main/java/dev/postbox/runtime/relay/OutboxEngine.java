@@ -108,7 +108,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
               1,
               TimeUnit.MINUTES));
       if (dialect.canAnnounce()) {
-        notifications = new OutboxNotifications(dataSource, relay::wake, threads);
+        notifications = new OutboxNotifications(dataSource, relay::wake, relay::expectDue, threads);
         notifications.start();
       }
       if (redrive.delay() != null) {
@@ -183,8 +183,14 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
    */
   public void scheduled(List<Instant> dues) {
     Relay r = relay;
-    if (r != null && !dues.isEmpty()) {
-      r.expectDue(java.util.Collections.min(dues));
+    if (r == null || dues.isEmpty()) {
+      return;
+    }
+    Instant first = java.util.Collections.min(dues);
+    r.expectDue(first);
+    OutboxNotifications n = notifications;
+    if (n != null) {
+      n.announceDue(first); // the instance that holds the row's partition may be another
     }
   }
 
@@ -309,9 +315,26 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     }
   }
 
+  /** Lag readings since the last count of scheduled rows; counted every 15th (30 s). */
+  private int sinceScheduledCount = Integer.MAX_VALUE - 1;
+
   private void refreshLag() {
     try {
-      lag.set(admin.lag());
+      Lag previous = lag.get();
+      boolean count = ++sinceScheduledCount >= 15 || previous == null;
+      Lag now = admin.lag(count);
+      if (count) {
+        sinceScheduledCount = 0;
+      } else {
+        now =
+            new Lag(
+                now.pending(),
+                now.failed(),
+                now.oldestPending(),
+                previous.scheduled(),
+                now.nextDue());
+      }
+      lag.set(now);
       lagError.set(null);
     } catch (RuntimeException e) {
       lagError.set(e.toString());

@@ -52,6 +52,12 @@ final class OutboxNotifications implements AutoCloseable {
 
   private final DataSource dataSource;
   private final IntConsumer wake;
+  private final java.util.function.Consumer<java.time.Instant> due;
+
+  /** The earliest due time of scheduled rows committed here, not yet announced (epoch millis). */
+  private final java.util.concurrent.atomic.AtomicLong dueOutgoing =
+      new java.util.concurrent.atomic.AtomicLong(Long.MAX_VALUE);
+
   private final Thread thread;
   private final Set<Integer> outgoing = ConcurrentHashMap.newKeySet();
   private volatile boolean stopped;
@@ -63,6 +69,18 @@ final class OutboxNotifications implements AutoCloseable {
    * @param threads makes the listener's one thread (an application server's managed factory)
    */
   public OutboxNotifications(DataSource dataSource, IntConsumer wake, ThreadFactory threads) {
+    this(dataSource, wake, t -> {}, threads);
+  }
+
+  /**
+   * @param due called with each announced due time of scheduled rows (the relay arms its due timer)
+   */
+  public OutboxNotifications(
+      DataSource dataSource,
+      IntConsumer wake,
+      java.util.function.Consumer<java.time.Instant> due,
+      ThreadFactory threads) {
+    this.due = due;
     this.dataSource = dataSource;
     this.wake = wake;
     this.thread = threads.newThread(this::run);
@@ -82,6 +100,18 @@ final class OutboxNotifications implements AutoCloseable {
   public void announce(Collection<Integer> partitions) {
     if (!stopped && !off) {
       outgoing.addAll(partitions);
+    }
+  }
+
+  /**
+   * Announces the due time of scheduled rows a transaction has just committed (call after the
+   * commit), so the instance that holds their partition arms its due timer instead of learning of
+   * them at its next poll. A payload of its own ("d" and epoch millis), which instances of earlier
+   * versions ignore.
+   */
+  public void announceDue(java.time.Instant at) {
+    if (!stopped && !off) {
+      dueOutgoing.accumulateAndGet(at.toEpochMilli(), Math::min);
     }
   }
 
@@ -168,6 +198,12 @@ final class OutboxNotifications implements AutoCloseable {
           send.executeQuery().close();
           quietSince = System.nanoTime();
         }
+        long dueAt = dueOutgoing.getAndSet(Long.MAX_VALUE);
+        if (dueAt != Long.MAX_VALUE) {
+          send.setString(1, "d" + dueAt);
+          send.executeQuery().close();
+          quietSince = System.nanoTime();
+        }
         Object[] notifications = (Object[]) poll.invoke(pg, WAIT_MILLIS);
         if (notifications != null && notifications.length > 0) {
           quietSince = System.nanoTime();
@@ -224,6 +260,10 @@ final class OutboxNotifications implements AutoCloseable {
     try {
       String payload =
           (String) notification.getClass().getMethod("getParameter").invoke(notification);
+      if (payload.startsWith("d")) {
+        due.accept(java.time.Instant.ofEpochMilli(Long.parseLong(payload.substring(1))));
+        return;
+      }
       for (String p : payload.split(",")) {
         wake.accept(Integer.parseInt(p.trim()));
       }

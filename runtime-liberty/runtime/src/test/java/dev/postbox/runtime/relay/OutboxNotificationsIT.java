@@ -62,4 +62,34 @@ class OutboxNotificationsIT {
       assertThat(n.listening()).isFalse();
     }
   }
+
+  @Test
+  void aDueTimeAnnouncedByOneInstanceReachesTheOthersAsADueTimeAndWakesNoPartition()
+      throws Exception {
+    try (TestDatabase pg = TestDatabase.create(TestDatabase.Kind.POSTGRESQL)) {
+      java.util.List<java.time.Instant> heard =
+          java.util.Collections.synchronizedList(new ArrayList<>());
+      java.util.List<Integer> woken = java.util.Collections.synchronizedList(new ArrayList<>());
+      try (OutboxNotifications sender =
+              new OutboxNotifications(
+                  pg.dataSource(), p -> {}, t -> {}, Executors.defaultThreadFactory());
+          OutboxNotifications receiver =
+              new OutboxNotifications(
+                  pg.dataSource(), woken::add, heard::add, Executors.defaultThreadFactory())) {
+        sender.start();
+        receiver.start();
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> sender.listening() && receiver.listening());
+        java.time.Instant due = java.time.Instant.parse("2026-12-04T18:00:00.123Z");
+        sender.announceDue(due.plusSeconds(5));
+        sender.announceDue(due); // the earliest one goes
+        await().atMost(Duration.ofSeconds(10)).until(() -> !heard.isEmpty());
+        assertThat(heard).first().isEqualTo(due);
+        sender.announce(List.of(7));
+        await().atMost(Duration.ofSeconds(10)).until(() -> woken.contains(7));
+        assertThat(woken).containsOnly(7);
+      }
+    }
+  }
 }
