@@ -63,7 +63,10 @@ public class ScheduledResource {
           @QueryParam("limit")
           String limit) {
     int size = ApiError.limit(limit, 50, MAX_PAGE);
-    long afterId = after == null || after.isBlank() ? 0 : ApiError.id("after", after);
+    long afterId =
+        after == null || after.isBlank() || after.trim().equals("0")
+            ? 0
+            : ApiError.id("after", after);
     List<ScheduledRow> rows = outbox.scheduled(filter(destination, type, from, to), afterId, size);
     return new Page(rows, rows.size() < size ? null : rows.get(rows.size() - 1).id());
   }

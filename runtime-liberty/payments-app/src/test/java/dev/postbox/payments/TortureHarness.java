@@ -1068,6 +1068,7 @@ final class TortureHarness {
                         && expired >= 0
                         && charges + expired >= accepted.size()
                         && notifications >= charges
+                        && quietly(() -> capturedHandled(orders)) >= accepted.size()
                         && nothingToPublish;
                 if (!settled) {
                   firstSettled.set(0);
@@ -1174,6 +1175,13 @@ final class TortureHarness {
                     + " AND o.status = 'CANCELLED' AND (EXISTS (SELECT 1 FROM pay_expiry e"
                     + " WHERE e.event_id = o.event_id) OR EXISTS (SELECT 1 FROM postbox_inbox i"
                     + " WHERE i.event_id = o.event_id))"),
+            singleWith(
+                "SELECT COUNT(DISTINCT e.order_id) FROM pay_expiry e WHERE NOT EXISTS (SELECT 1"
+                    + " FROM postbox_outbox o JOIN postbox_inbox i ON i.event_id = o.event_id"
+                    + " WHERE i.subscription = ? AND o.subject = e.order_id"
+                    + " AND o.event_type = 'OrderCaptured')",
+                broker.orders + "/payments"),
+            expiries.size(),
             holdLateness());
   }
 
@@ -1320,6 +1328,31 @@ final class TortureHarness {
     return sqlReadable
         ? single("SELECT COUNT(*) FROM pay_ledger")
         : PaymentsApi.number(okBody(api.get("/ledger")), "charges");
+  }
+
+  /**
+   * The OrderCaptured events the payments inbox recorded (an expired order's too: its charge found
+   * the hold gone); read after the servers stop on the embedded database.
+   */
+  private long capturedHandled(String orders) throws SQLException {
+    if (!sqlReadable) {
+      return Long.MAX_VALUE;
+    }
+    return singleWith(
+        "SELECT COUNT(*) FROM postbox_inbox i JOIN postbox_outbox o ON o.event_id = i.event_id"
+            + " WHERE i.subscription = ? AND o.event_type = 'OrderCaptured'",
+        orders + "/payments");
+  }
+
+  private long singleWith(String sql, String param) throws SQLException {
+    try (Connection c = connect();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, param);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
   }
 
   private long expiryCount() throws SQLException {

@@ -146,7 +146,42 @@ record TortureVerdict(
       long chargedNotCancelled,
       long cancelledPublished,
       List<java.time.Duration> lateness) {
+    return holds(
+        cancelled,
+        published,
+        scheduledLeft,
+        chargedNotCancelled,
+        cancelledPublished,
+        0,
+        published,
+        lateness);
+  }
+
+  /**
+   * As above, and what an expiry could hide: an expired order whose {@code OrderCaptured} never
+   * reached the inbox lost that event (the hold only stood in for it), and a published hold without
+   * its expiry lost the hold's event; both count as lost.
+   *
+   * @param expiredUncaptured expired orders whose OrderCaptured the inbox never recorded
+   * @param expiredOrders orders with an expiry
+   */
+  TortureVerdict holds(
+      long cancelled,
+      long published,
+      long scheduledLeft,
+      long chargedNotCancelled,
+      long cancelledPublished,
+      long expiredUncaptured,
+      long expiredOrders,
+      List<java.time.Duration> lateness) {
     List<String> p = new ArrayList<>(problems);
+    long lostHere = expiredUncaptured + Math.max(0, published - expiredOrders);
+    if (expiredUncaptured > 0) {
+      p.add(expiredUncaptured + " expired orders whose OrderCaptured never reached the inbox");
+    }
+    if (published > expiredOrders) {
+      p.add((published - expiredOrders) + " published holds without an expiry (lost)");
+    }
     if (scheduledLeft > 0) {
       p.add(scheduledLeft + " holds still scheduled after the drain");
     }
@@ -178,7 +213,7 @@ record TortureVerdict(
                     + " ms, max "
                     + sorted.get(sorted.size() - 1).toMillis()
                     + " ms");
-    return new TortureVerdict(lost, doubled, outOfOrder, List.copyOf(p), notes, line);
+    return new TortureVerdict(lost + lostHere, doubled, outOfOrder, List.copyOf(p), notes, line);
   }
 
   static java.time.Duration percentile(List<java.time.Duration> sorted, int pct) {

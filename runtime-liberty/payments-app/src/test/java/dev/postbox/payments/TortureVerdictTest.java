@@ -73,6 +73,11 @@ class TortureVerdictTest {
         .satisfies(p -> assertThat(p).contains("cancelled holds published"));
     assertThat(clean.holds(10, 2, 0, 0, 0, List.of(java.time.Duration.ofMillis(-5))).ok())
         .isFalse();
+    // an expiry must not hide a lost OrderCaptured, nor a published hold its lost expiry
+    TortureVerdict hidden = clean.holds(10, 2, 0, 0, 0, 1, 2, late);
+    assertThat(hidden.lost()).isEqualTo(1);
+    assertThat(hidden.ok()).isFalse();
+    assertThat(clean.holds(10, 3, 0, 0, 0, 0, 2, late).lost()).isEqualTo(1);
   }
 
   @Test

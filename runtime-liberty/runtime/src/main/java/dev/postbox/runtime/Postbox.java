@@ -200,11 +200,25 @@ public final class Postbox implements AutoCloseable {
     caller.checkActive();
     Objects.requireNonNull(schedule, "schedule");
     Instant now = clock.instant();
-    Instant due = schedule.at() != null ? schedule.at() : now.plus(schedule.after());
-    Instant expiry =
-        schedule.expiresAt() != null
-            ? schedule.expiresAt()
-            : schedule.expiresAfter() == null ? null : due.plus(schedule.expiresAfter());
+    Instant due;
+    Instant expiry;
+    try {
+      due = schedule.at() != null ? schedule.at() : now.plus(schedule.after());
+      expiry =
+          schedule.expiresAt() != null
+              ? schedule.expiresAt()
+              : schedule.expiresAfter() == null ? null : due.plus(schedule.expiresAfter());
+      if (expiry != null) {
+        dev.postbox.spi.EventRules.checkTime(expiry);
+      }
+      dev.postbox.spi.EventRules.checkTime(due);
+    } catch (java.time.DateTimeException | InvalidEventException tooFar) {
+      caller.setRollbackOnly();
+      throw new InvalidEventException(
+          "schedule",
+          "must lie within the years 1 to 9999",
+          "outbox event " + event.eventId() + ": its due time or expiry is out of range");
+    }
     if (expiry != null) {
       expiry = expiry.truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
       if (!expiry.isAfter(due.isAfter(now) ? due : now)) {

@@ -190,6 +190,28 @@ abstract class ScheduledEventsContract {
   }
 
   @Test
+  void aCancelInFlightNeverHoldsTheRelayBackAndARolledBackOneLeavesTheEventToBePublished()
+      throws SQLException {
+    // The claim once waited on the row lock of an application's uncommitted cancel: every other
+    // event of the partition waited with it, as long as that transaction stayed open.
+    String key = "k-" + UUID.randomUUID();
+    String scheduled = record(event(key), Schedule.after(Duration.ofMillis(300)));
+    Instant due = dueOf(scheduled);
+    try (JdbcCallerTransaction open = new JdbcCallerTransaction(db.dataSource().getConnection())) {
+      assertThat(postbox.cancel(open, scheduled)).isTrue(); // not committed: the row is locked
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> Instant.now().isAfter(due.plusMillis(300)));
+      String sameKeyNow = record(event(key), Schedule.NOW); // the same partition
+      await().atMost(Duration.ofSeconds(10)).until(() -> handled.contains(sameKeyNow));
+      assertThat(handled).doesNotContain(scheduled);
+      open.rollback();
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> handled.contains(scheduled));
+    assertThat(status(scheduled)).isEqualTo("DISPATCHED");
+  }
+
+  @Test
   void anEventPastItsExpiryIsNeverPublishedButMarkedExpiredAndCounted() throws SQLException {
     String key = "k-" + UUID.randomUUID();
     // recorded already expired (as a header, as a producer may set it): the relay finds it so
@@ -205,6 +227,40 @@ abstract class ScheduledEventsContract {
     assertThat(expired).contains(staleId);
     assertThat(status(staleId)).isEqualTo("EXPIRED");
     assertThat(postbox.outboxEngine().expiredRows()).isPositive();
+  }
+
+  @Test
+  void aRowWithAnUnreadableExpiryIsParkedFailedAndNothingElseWaits() throws SQLException {
+    // Written by SQL (or before the rule): once, it threw in the claim and stalled its partitions.
+    String bad = "bad-expiry-" + UUID.randomUUID();
+    String key = "k-" + UUID.randomUUID();
+    try (var c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key,"
+                    + " event_type, source, headers, payload, event_time, created_at, status,"
+                    + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, 'TestEvent', 'urn:it', ?,"
+                    + " ?, ?, ?, 'PENDING', 0, ?)")) {
+      var dialect = postbox.outboxEngine().repository().dialect();
+      Instant now = Instant.now();
+      ps.setString(1, bad);
+      ps.setString(2, topic);
+      ps.setInt(3, dev.postbox.runtime.outbox.Partitioner.partition(key, bad, 4));
+      ps.setString(4, key);
+      ps.setString(5, "{\"expirytime\":\"1735689600000\"}");
+      ps.setBytes(6, "{}".getBytes(StandardCharsets.UTF_8));
+      dialect.bind(ps, 7, now);
+      dialect.bind(ps, 8, now);
+      dialect.bind(ps, 9, now);
+      ps.executeUpdate();
+    }
+    List<String> others = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      others.add(record(event("other-" + i + "-" + UUID.randomUUID()), Schedule.NOW));
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> handled.containsAll(others));
+    await().atMost(Duration.ofSeconds(20)).until(() -> "FAILED".equals(status(bad)));
+    assertThat(handled).doesNotContain(bad);
   }
 
   @Test

@@ -96,6 +96,6 @@ public final class DatabaseClock extends Clock {
 
   @Override
   public Clock withZone(ZoneId zone) {
-    return base.withZone(zone); // only the instant is this clock's point
+    return Clock.offset(base.withZone(zone), Duration.ofNanos(offsetNanos));
   }
 }

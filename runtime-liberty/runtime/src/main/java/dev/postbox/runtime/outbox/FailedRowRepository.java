@@ -174,6 +174,13 @@ public final class FailedRowRepository {
                     + " FROM postbox_outbox WHERE status = 'PENDING'"
                     + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
                     + " FROM postbox_outbox WHERE status = 'FAILED'"
+                    // scheduled rows already due wait for the relay: they are lag, from their due
+                    // time
+                    + " UNION ALL SELECT 'OVERDUE' AS status, COUNT(*) AS n,"
+                    + " MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
+                    + OutboxRepository.SCHEDULED_STATUSES
+                    + " AND next_attempt_at <= "
+                    + dialect.now()
                     + " UNION ALL SELECT 'SCHEDULED' AS status, "
                     + (countScheduled ? "COUNT(*)" : "-1")
                     + " AS n, MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
@@ -184,6 +191,8 @@ public final class FailedRowRepository {
       long scheduled = 0;
       Instant oldest = null;
       Instant nextDue = null;
+      long overdue = 0;
+      Instant oldestOverdue = null;
       while (rs.next()) {
         String status = rs.getString("status");
         long n = rs.getLong("n");
@@ -193,12 +202,18 @@ public final class FailedRowRepository {
           oldest = min; // FAILED rows wait for an operator; they are counted, not aged
         } else if (OutboxRepository.FAILED.equals(status)) {
           failed = n;
+        } else if ("OVERDUE".equals(status)) {
+          overdue = n;
+          oldestOverdue = min;
         } else {
           scheduled = n;
           nextDue = min;
         }
       }
-      return new Lag(pending, failed, oldest, scheduled, nextDue);
+      if (oldestOverdue != null && (oldest == null || oldestOverdue.isBefore(oldest))) {
+        oldest = oldestOverdue;
+      }
+      return new Lag(pending + overdue, failed, oldest, scheduled, nextDue);
     }
   }
 }

@@ -45,13 +45,43 @@ public final class ScheduledRepository {
     }
   }
 
+  /** At most this many scheduled rows turn PENDING per claim; the due timer comes back for more. */
+  public static final int PROMOTE_LIMIT = 1_000;
+
   /**
-   * Turns the partitions' scheduled rows that are due at {@code now} PENDING; returns how many. Run
-   * in the claim's transaction, under the partitions' leases.
+   * Turns the partitions' scheduled rows that are due at {@code now} PENDING, at most {@link
+   * #PROMOTE_LIMIT}; returns how many. Run in the claim's transaction, under the partitions'
+   * leases. Rows locked by a transaction in flight (an application's cancel that has not committed
+   * yet) are skipped, not waited for: the relay's claim never waits on an application's
+   * transaction; the due timer looks again.
    */
   public int promoteDue(Connection c, Collection<Integer> partitionNos, Instant now)
       throws SQLException {
     if (partitionNos.isEmpty()) {
+      return 0;
+    }
+    List<Long> ids = new java.util.ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT id FROM postbox_outbox WHERE status IN "
+                + SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ? AND partition_no IN ("
+                + OutboxRepository.placeholders(partitionNos.size())
+                + ") ORDER BY id"
+                + dialect.limitSkippingLocked())) {
+      dialect.bind(ps, 1, now);
+      int i = 2;
+      for (int p : partitionNos) {
+        ps.setInt(i++, p);
+      }
+      ps.setInt(i, PROMOTE_LIMIT);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getLong(1));
+        }
+      }
+    }
+    if (ids.isEmpty()) {
       return 0;
     }
     try (PreparedStatement ps =
@@ -61,13 +91,12 @@ public final class ScheduledRepository {
             "UPDATE postbox_outbox SET status = 'PENDING', created_at = next_attempt_at"
                 + " WHERE status IN "
                 + SCHEDULED_STATUSES
-                + " AND next_attempt_at <= ? AND partition_no IN ("
-                + OutboxRepository.placeholders(partitionNos.size())
+                + " AND id IN ("
+                + OutboxRepository.placeholders(ids.size())
                 + ")")) {
-      dialect.bind(ps, 1, now);
-      int i = 2;
-      for (int p : partitionNos) {
-        ps.setInt(i++, p);
+      int i = 1;
+      for (long id : ids) {
+        ps.setLong(i++, id);
       }
       return ps.executeUpdate();
     }

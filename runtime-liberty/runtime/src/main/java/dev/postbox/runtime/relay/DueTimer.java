@@ -108,6 +108,41 @@ final class DueTimer {
     return promote.remove(partition);
   }
 
+  /** A claim that took these marks rolled back: they stand again. */
+  void giveBack(java.util.List<Integer> partitions) {
+    if (!stopped) {
+      promote.addAll(partitions);
+    }
+  }
+
+  /** After a claim that promoted: look again in a moment for scheduled rows still due. */
+  void lookAgain() {
+    expect(clock.instant().plus(LOOK_AGAIN));
+  }
+
+  /** How soon {@link #lookAgain} looks. */
+  static final Duration LOOK_AGAIN = Duration.ofMillis(250);
+
+  /** These marks, as the claim takes them. */
+  PublishTurn.Promotion promotion() {
+    return new PublishTurn.Promotion() {
+      @Override
+      public boolean take(int partition) {
+        return takePromotion(partition);
+      }
+
+      @Override
+      public void giveBack(java.util.List<Integer> partitions) {
+        DueTimer.this.giveBack(partitions);
+      }
+
+      @Override
+      public void lookAgain() {
+        DueTimer.this.lookAgain();
+      }
+    };
+  }
+
   synchronized void stop() {
     stopped = true;
     if (timer != null) {

@@ -46,7 +46,20 @@ final class PublishTurn {
   private final BatchSender sender;
   private final Settlement settlement;
   private final AtomicLong published = new AtomicLong();
-  private final java.util.function.IntPredicate promotion;
+  private final Promotion promotion;
+
+  /** The due timer's marks: which partitions have scheduled rows due (see {@link DueTimer}). */
+  interface Promotion {
+    /** Whether the partition's due scheduled rows must turn PENDING now; clears the mark. */
+    boolean take(int partition);
+
+    /** The claim that took these marks rolled back: mark them again. */
+    void giveBack(List<Integer> partitions);
+
+    /** A claim promoted: look for scheduled rows still due shortly. */
+    void lookAgain();
+  }
+
   private final dev.postbox.runtime.outbox.ScheduledRepository scheduled;
 
   PublishTurn(
@@ -58,7 +71,7 @@ final class PublishTurn {
       RelayListener listener,
       BatchSender sender,
       Settlement settlement,
-      java.util.function.IntPredicate promotion) {
+      Promotion promotion) {
     this.promotion = promotion;
     this.scheduled = new dev.postbox.runtime.outbox.ScheduledRepository(rows.dialect());
     this.tx = tx;
@@ -93,7 +106,13 @@ final class PublishTurn {
     if (expiry == null) {
       return false;
     }
-    return !dev.postbox.spi.Envelope.expiryTime(row.headers()).orElseThrow().isAfter(now);
+    try {
+      return !dev.postbox.spi.Envelope.expiryTime(row.headers()).orElseThrow().isAfter(now);
+    } catch (dev.postbox.spi.InvalidEventException unreadable) {
+      // Not an RFC 3339 time (a row written before the rule, or by SQL): not expired here; the
+      // row cannot become an envelope, and the publish parks it FAILED with the reason.
+      return false;
+    }
   }
 
   /**
@@ -113,64 +132,89 @@ final class PublishTurn {
       Set<Integer> more,
       Consumer<Set<Integer>> lostLeases,
       Runnable wakeHeld) {
-    Claim claim =
-        tx.inTransaction(
-            c -> {
-              Instant now = clock.instant();
-              Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, partitions);
-              Set<Integer> lost = new HashSet<>();
-              List<Integer> due = new ArrayList<>();
-              for (int p : partitions) {
-                Boolean spare = held.get(p);
-                if (spare == null) {
-                  lost.add(p);
-                } else if (spare) {
-                  due.add(p); // with less than a quarter of the lease left: renew it first
-                }
+    List<Integer> promote = new ArrayList<>();
+    int[] promoted = {0};
+    Claim claim;
+    try {
+      claim = claim(partitions, promote, promoted);
+    } catch (RuntimeException e) {
+      promotion.giveBack(promote); // rolled back: the due rows are still scheduled
+      throw e;
+    }
+    if (!promote.isEmpty()) {
+      // Rows skipped (locked by a cancel in flight, beyond the limit, or a clock that stepped
+      // back): the due timer looks again shortly, and marks what is still due.
+      promotion.lookAgain();
+    }
+    return publish(claim, first, more, lostLeases, wakeHeld);
+  }
+
+  private Claim claim(List<Integer> partitions, List<Integer> promote, int[] promoted) {
+    return tx.inTransaction(
+        c -> {
+          Instant now = clock.instant();
+          Map<Integer, Boolean> held = leases.holdsWithTimeToSpare(c, partitions);
+          Set<Integer> lost = new HashSet<>();
+          List<Integer> due = new ArrayList<>();
+          for (int p : partitions) {
+            Boolean spare = held.get(p);
+            if (spare == null) {
+              lost.add(p);
+            } else if (spare) {
+              due.add(p); // with less than a quarter of the lease left: renew it first
+            }
+          }
+          List<OutboxRow> out = new ArrayList<>();
+          List<OutboxRow> expired = new ArrayList<>();
+          Set<Integer> unreached = new java.util.LinkedHashSet<>();
+          Set<Integer> full = new java.util.LinkedHashSet<>();
+          if (due.isEmpty()) {
+            return new Claim(out, lost, unreached, full, expired);
+          }
+          // Scheduled rows that fell due (the due timer marked their partitions) turn PENDING
+          // here, under the leases: a cancel that committed first has taken them out already,
+          // and one that commits later finds them PENDING and returns false.
+          promote.clear();
+          for (int p : due) {
+            if (promotion.take(p)) {
+              promote.add(p);
+            }
+          }
+          promoted[0] = scheduled.promoteDue(c, promote, now);
+          OutboxRepository.Waiting waitingKeys = rows.waiting(c, due, now);
+          // In the turn's order, each partition up to what is left of the batch: under load
+          // the first fills it (one claim statement, as a whole batch of one partition was),
+          // and the partitions not reached go first in the next turn, so none starves.
+          for (int p : due) {
+            int budget = settings.batchSize() - out.size();
+            if (budget <= 0) {
+              unreached.add(p);
+              continue;
+            }
+            List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
+            for (OutboxRow row : got) {
+              if (expiredAt(row, now)) {
+                expired.add(row);
+              } else {
+                out.add(row);
               }
-              List<OutboxRow> out = new ArrayList<>();
-              List<OutboxRow> expired = new ArrayList<>();
-              Set<Integer> unreached = new java.util.LinkedHashSet<>();
-              Set<Integer> full = new java.util.LinkedHashSet<>();
-              if (due.isEmpty()) {
-                return new Claim(out, lost, unreached, full, expired);
-              }
-              // Scheduled rows that fell due (the due timer marked their partitions) turn PENDING
-              // here, under the leases: a cancel that committed first has taken them out already,
-              // and one that commits later finds them PENDING and returns false.
-              List<Integer> promote = new ArrayList<>();
-              for (int p : due) {
-                if (promotion.test(p)) {
-                  promote.add(p);
-                }
-              }
-              scheduled.promoteDue(c, promote, now);
-              OutboxRepository.Waiting waitingKeys = rows.waiting(c, due, now);
-              // In the turn's order, each partition up to what is left of the batch: under load
-              // the first fills it (one claim statement, as a whole batch of one partition was),
-              // and the partitions not reached go first in the next turn, so none starves.
-              for (int p : due) {
-                int budget = settings.batchSize() - out.size();
-                if (budget <= 0) {
-                  unreached.add(p);
-                  continue;
-                }
-                List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
-                for (OutboxRow row : got) {
-                  if (expiredAt(row, now)) {
-                    expired.add(row);
-                  } else {
-                    out.add(row);
-                  }
-                }
-                if (got.size() == budget) {
-                  full.add(p);
-                }
-              }
-              // Past their expiry: never published, EXPIRED in this transaction.
-              scheduled.expire(c, expired.stream().map(OutboxRow::id).toList(), now);
-              return new Claim(out, lost, unreached, full, expired);
-            });
+            }
+            if (got.size() == budget) {
+              full.add(p);
+            }
+          }
+          // Past their expiry: never published, EXPIRED in this transaction.
+          scheduled.expire(c, expired.stream().map(OutboxRow::id).toList(), now);
+          return new Claim(out, lost, unreached, full, expired);
+        });
+  }
+
+  private int publish(
+      Claim claim,
+      Set<Integer> first,
+      Set<Integer> more,
+      Consumer<Set<Integer>> lostLeases,
+      Runnable wakeHeld) {
     if (!claim.expired().isEmpty()) {
       listener.expired(claim.expired());
     }

@@ -118,7 +118,7 @@ final class Relay implements AutoCloseable {
             listener,
             new BatchSender(publisher, outages, clock),
             new Settlement(rows, settings, clock, listener),
-            dueTimer::takePromotion);
+            dueTimer.promotion());
   }
 
   /** Creates lease rows, takes a first share of partitions, and starts heartbeats and polling. */
