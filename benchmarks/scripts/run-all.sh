@@ -8,6 +8,7 @@
 #   benchmarks/scripts/run-all.sh relay      # some of them: relay, inbox, app
 #   APP_ARGS="--setups embedded" benchmarks/scripts/run-all.sh app   # the app harness's own options
 #   ROUNDS=1 benchmarks/scripts/run-all.sh retention   # not in the default list: 20M rows a round
+#   ROUNDS=3 benchmarks/scripts/run-all.sh scheduled   # scheduled events: 1M-row claim, lateness
 #
 # Needs the local PostgreSQL (127.0.0.1:5432, database test) and python3; starts its own Kafka
 # brokers and, for app, its own Liberty servers (from benchmarks/target, built by -Papp).
@@ -22,13 +23,14 @@ declare -A main=(
   [inbox]=dev.postbox.runtime.inbox.InboxBenchmark
   [app]=dev.postbox.benchmarks.app.AppBenchmark
   [retention]=dev.postbox.runtime.inbox.RetentionBenchmark
+  [scheduled]=dev.postbox.runtime.relay.ScheduledBenchmark
 )
 harnesses=("$@")
 [ ${#harnesses[@]} -gt 0 ] || harnesses=(relay inbox app)
 ./mvnw -q -B -pl benchmarks,runtime-liberty/payments-app -am install -DskipTests -DskipITs
 ./mvnw -q -B -pl benchmarks -Papp package -DskipTests
 for h in "${harnesses[@]}"; do
-  [ -n "${main[$h]:-}" ] || { echo "unknown harness: $h (relay, inbox, app, retention)" >&2; exit 2; }
+  [ -n "${main[$h]:-}" ] || { echo "unknown harness: $h (relay, inbox, app, retention, scheduled)" >&2; exit 2; }
   extra=""
   [ "$h" != app ] || extra="${APP_ARGS:-}"
   echo "== $h: $rounds rounds"

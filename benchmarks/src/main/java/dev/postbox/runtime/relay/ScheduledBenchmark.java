@@ -110,40 +110,47 @@ public final class ScheduledBenchmark {
 
   /** 8,000 due rows over the partitions, as a relay that fell behind finds them. */
   private static void backlog(PostgresSchema s) {
-    s.tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key,"
-                      + " event_type, source, headers, payload, event_time, created_at, status,"
-                      + " attempts, next_attempt_at) SELECT 'due-' || g, 'bench', g % ?, 'k' || (g"
-                      + " % 2000), 'Due', 'urn:bench', '{}', '\\x7b7d'::bytea, clock_timestamp(),"
-                      + " clock_timestamp(), 'PENDING', 0, clock_timestamp() FROM"
-                      + " generate_series(1, ?) g")) {
-            ps.setInt(1, PARTITIONS);
-            ps.setInt(2, BACKLOG);
-            ps.executeUpdate();
-          }
-          return null;
-        });
-    analyze(s);
+    rows(s, "due-", "Due", "PENDING", 2_000, "clock_timestamp()", BACKLOG);
   }
 
   /** Rows due over the next day, an hour from now on, in every partition. */
   private static void scheduled(PostgresSchema s, int rows) {
+    rows(
+        s,
+        "sched-",
+        "Reminder",
+        "SCHEDULED",
+        100_000,
+        "clock_timestamp() + INTERVAL '1 hour' + (g % 86400) * INTERVAL '1 second'",
+        rows);
+  }
+
+  /** Writes {@code rows} rows in one statement; the arguments are this class's constants. */
+  private static void rows(
+      PostgresSchema s,
+      String idPrefix,
+      String type,
+      String status,
+      int keys,
+      String due,
+      int rows) {
     s.tx.inTransaction(
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key,"
                       + " event_type, source, headers, payload, event_time, created_at, status,"
-                      + " attempts, next_attempt_at) SELECT 'sched-' || g, 'bench', g % ?, 'r' ||"
-                      + " (g % 100000), 'Reminder', 'urn:bench', '{}', '\\x7b7d'::bytea,"
-                      + " clock_timestamp(), clock_timestamp(), 'SCHEDULED', 0, clock_timestamp()"
-                      + " + INTERVAL '1 hour' + (g % 86400) * INTERVAL '1 second' FROM"
-                      + " generate_series(1, ?) g")) {
-            ps.setInt(1, PARTITIONS);
-            ps.setInt(2, rows);
+                      + " attempts, next_attempt_at) SELECT ? || g, 'bench', g % ?, 'k' || (g % ?),"
+                      + " ?, 'urn:bench', '{}', '\\x7b7d'::bytea, clock_timestamp(),"
+                      + " clock_timestamp(), ?, 0, "
+                      + due
+                      + " FROM generate_series(1, ?) g")) {
+            ps.setString(1, idPrefix);
+            ps.setInt(2, PARTITIONS);
+            ps.setInt(3, keys);
+            ps.setString(4, type);
+            ps.setString(5, status);
+            ps.setInt(6, rows);
             ps.executeUpdate();
           }
           return null;
