@@ -172,6 +172,17 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
         return n;
       }
       long id = first.get().id();
+      java.util.Optional<java.time.Instant> expiry = expiryOf(first.get());
+      java.time.Instant now = clock.instant();
+      if (expiry.isPresent() && !expiry.get().isAfter(now)) {
+        // It expired while parked: never handled, an EXPIRED letter with the times (it holds no
+        // key), and the next parked event goes on.
+        headForOperator(
+            id,
+            DeadLetterReason.EXPIRED,
+            "expired at " + expiry.get() + " while parked; released at " + now);
+        continue;
+      }
       try {
         if (replay.replayOne(id, false).conflict() == null) {
           n++; // a CONFLICT no longer holds the key: the next one goes on
@@ -196,6 +207,16 @@ final class DeadLetters implements dev.postbox.runtime.api.DeadLetterOperations 
             id, f.isFinal() ? f.unprocessable() : DeadLetterReason.HANDLER_FAILED, f.error());
         return n;
       }
+    }
+  }
+
+  /** The letter's event's expiry ({@code expirytime}), if it has a readable one. */
+  private static java.util.Optional<java.time.Instant> expiryOf(DeadLetter letter) {
+    try {
+      return dev.postbox.spi.Envelope.expiryTime(
+          letter.headers() == null ? java.util.Map.of() : letter.headers());
+    } catch (dev.postbox.spi.InvalidEventException unreadable) {
+      return java.util.Optional.empty();
     }
   }
 

@@ -553,6 +553,55 @@ abstract class InboxContract {
   }
 
   @Test
+  void sequencedModeNeverHandlesAParkedEventThatExpiredWhileParked() {
+    // Released parked letters are replayed without an operator: once, one past its expiry ran.
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
+    String topic = topic(1);
+    String subscription = "sequenced-expiry-" + UUID.randomUUID();
+    String run = subscription.substring(17, 25) + ":";
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          String text = new String(ev.payload(), StandardCharsets.UTF_8);
+          if (text.contains("poison") && !fixed.get()) {
+            throw new IllegalStateException("cannot charge " + text);
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+            ps.setString(1, ev.id());
+            ps.setString(2, text);
+            ps.executeUpdate();
+          }
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 1).withSequenced(true));
+    DeadLetters letters =
+        new DeadLetters(
+            tx, dialect, subscription, handler, Clock.systemUTC(), Duration.ofDays(7), true);
+    Instant expiry = Instant.now().plusSeconds(2);
+    Envelope a1 = event("a", run + "a1 poison");
+    Envelope a2 =
+        event("a", run + "a2 expires").toBuilder()
+            .header(Envelope.EXPIRYTIME, expiry.toString())
+            .build();
+    Envelope a3 = event("a", run + "a3");
+    broker.publisher().publishAll(topic, List.of(a1, a2, a3));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+    assertThat(letters.open(10).get(1).reason()).isEqualTo(DeadLetterReason.PARKED);
+    await().atMost(Duration.ofSeconds(10)).until(() -> Instant.now().isAfter(expiry));
+    fixed.set(true);
+    assertThat(letters.replay(letters.open(10).get(0).id())).isTrue();
+    assertThat(notes(run)).containsExactly(run + "a1 poison", run + "a3");
+    assertThat(letters.open(10))
+        .singleElement()
+        .satisfies(
+            l -> {
+              assertThat(l.eventId()).isEqualTo(a2.id());
+              assertThat(l.reason()).isEqualTo(DeadLetterReason.EXPIRED);
+              assertThat(l.error()).contains("expired at " + expiry, "while parked");
+            });
+  }
+
+  @Test
   void sequencedModeParksAKeysLaterEventsBehindItsDeadLetterAndReplaysThemInOrder() {
     org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
     String topic = topic(1);
