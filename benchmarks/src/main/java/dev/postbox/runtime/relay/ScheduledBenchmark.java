@@ -213,9 +213,9 @@ public final class ScheduledBenchmark {
             return scheduled.nextScheduledDue(c, now);
           });
       long t1 = System.nanoTime();
-      s.tx.inTransaction(c -> lag.lag(c, false));
+      s.tx.inTransaction(c -> lag.lag(c, false, Instant.now()));
       long t2 = System.nanoTime();
-      s.tx.inTransaction(c -> lag.lag(c, true));
+      s.tx.inTransaction(c -> lag.lag(c, true, Instant.now()));
       long t3 = System.nanoTime();
       timer.add(TimeUnit.NANOSECONDS.toMicros(t1 - t0));
       lagReads.add(TimeUnit.NANOSECONDS.toMicros(t2 - t1));

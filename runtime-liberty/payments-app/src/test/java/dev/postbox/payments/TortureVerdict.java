@@ -175,12 +175,14 @@ record TortureVerdict(
       long expiredOrders,
       List<java.time.Duration> lateness) {
     List<String> p = new ArrayList<>(problems);
-    long lostHere = expiredUncaptured + Math.max(0, published - expiredOrders);
+    // A published hold without its expiry leaves its order neither charged nor expired: judge
+    // counted that order lost already.
+    long lostHere = expiredUncaptured;
     if (expiredUncaptured > 0) {
       p.add(expiredUncaptured + " expired orders whose OrderCaptured never reached the inbox");
     }
     if (published > expiredOrders) {
-      p.add((published - expiredOrders) + " published holds without an expiry (lost)");
+      p.add((published - expiredOrders) + " published holds without an expiry");
     }
     if (scheduledLeft > 0) {
       p.add(scheduledLeft + " holds still scheduled after the drain");

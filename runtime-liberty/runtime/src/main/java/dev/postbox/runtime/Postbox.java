@@ -203,16 +203,11 @@ public final class Postbox implements AutoCloseable {
     Instant due;
     Instant expiry;
     try {
-      due = schedule.at() != null ? schedule.at() : now.plus(schedule.after());
-      expiry =
-          schedule.expiresAt() != null
-              ? schedule.expiresAt()
-              : schedule.expiresAfter() == null ? null : due.plus(schedule.expiresAfter());
-      if (expiry != null) {
-        dev.postbox.spi.EventRules.checkTime(expiry);
-      }
+      due = schedule.dueAt(now);
+      expiry = schedule.expiryAt(due);
+      dev.postbox.spi.EventRules.checkTime(expiry == null ? due : expiry); // the later of the two
       dev.postbox.spi.EventRules.checkTime(due);
-    } catch (java.time.DateTimeException | InvalidEventException tooFar) {
+    } catch (java.time.DateTimeException | ArithmeticException | InvalidEventException tooFar) {
       caller.setRollbackOnly();
       throw new InvalidEventException(
           "schedule",
@@ -269,11 +264,7 @@ public final class Postbox implements AutoCloseable {
 
   /**
    * Cancels a scheduled event in the caller's transaction; true when it was still scheduled (see
-   * {@link dev.postbox.runtime.api.Outbox#cancel}).
-   *
-   * @throws IllegalStateException no transaction is active
-   * @throws DataAccessException the row could not be updated; the transaction is marked rollback
-   *     only
+   * {@link dev.postbox.runtime.api.Outbox#cancel}); a database error marks it rollback only.
    */
   public boolean cancel(CallerTransaction caller, String eventId) {
     caller.checkActive();

@@ -81,6 +81,16 @@ public record Schedule(
     return new Schedule(at, after, expiresAt, expiresAfter, true);
   }
 
+  /** The due time, recorded at {@code now} (the database's clock): {@code at}, or now + delay. */
+  public Instant dueAt(Instant now) {
+    return at != null ? at : now.plus(after);
+  }
+
+  /** The expiry of the event due at {@code due}, or null when it has none. */
+  public Instant expiryAt(Instant due) {
+    return expiresAt != null ? expiresAt : expiresAfter == null ? null : due.plus(expiresAfter);
+  }
+
   /** Whether the event is due later than its commit. */
   boolean isDeferred() {
     return at != null || !after.isZero();

@@ -157,35 +157,42 @@ public final class FailedRowRepository {
 
   /** Counts and the oldest undispatched row, for the lag metrics. */
   public Lag lag(Connection c) throws SQLException {
-    return lag(c, true);
+    return lag(c, true, Instant.now());
   }
 
   /**
-   * As {@link #lag(Connection)}; the scheduled rows' count is -1 unless {@code countScheduled}
-   * (their next due time is always read, from an index's end): counting a million scheduled rows
-   * takes PostgreSQL about 0.2 s, too much for a reading every two seconds (docs/benchmarks.md,
-   * "Scheduled events").
+   * As {@link #lag(Connection)}, at {@code now} (the database's clock); the scheduled rows' count
+   * is -1 unless {@code countScheduled} (their next due time is always read, from an index's end):
+   * counting a million scheduled rows takes PostgreSQL about 0.2 s, too much for a reading every
+   * two seconds (docs/benchmarks.md, "Scheduled events"). Scheduled rows already due wait for the
+   * relay: they count as pending, aged from their due time.
    */
-  public Lag lag(Connection c, boolean countScheduled) throws SQLException {
+  public Lag lag(Connection c, boolean countScheduled, Instant now) throws SQLException {
     try (PreparedStatement ps =
-            c.prepareStatement(
-                // One branch per status, so each can read its own (partial) index.
-                "SELECT 'PENDING' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
-                    + " FROM postbox_outbox WHERE status = 'PENDING'"
-                    + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
-                    + " FROM postbox_outbox WHERE status = 'FAILED'"
-                    // scheduled rows already due wait for the relay: they are lag, from their due
-                    // time
-                    + " UNION ALL SELECT 'OVERDUE' AS status, COUNT(*) AS n,"
-                    + " MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
-                    + OutboxRepository.SCHEDULED_STATUSES
-                    + " AND next_attempt_at <= "
-                    + dialect.now()
-                    + " UNION ALL SELECT 'SCHEDULED' AS status, "
-                    + (countScheduled ? "COUNT(*)" : "-1")
-                    + " AS n, MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
-                    + OutboxRepository.SCHEDULED_STATUSES);
-        ResultSet rs = ps.executeQuery()) {
+        c.prepareStatement(
+            // One branch per status, so each can read its own (partial) index; now is bound (a
+            // volatile function such as clock_timestamp() would bound no index range).
+            "SELECT 'PENDING' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
+                + " FROM postbox_outbox WHERE status = 'PENDING'"
+                + " UNION ALL SELECT 'FAILED' AS status, COUNT(*) AS n, MIN(created_at) AS oldest"
+                + " FROM postbox_outbox WHERE status = 'FAILED'"
+                + " UNION ALL SELECT 'OVERDUE' AS status, COUNT(*) AS n,"
+                + " MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
+                + OutboxRepository.SCHEDULED_STATUSES
+                + " AND next_attempt_at <= ?"
+                + " UNION ALL SELECT 'SCHEDULED' AS status, "
+                + (countScheduled ? "COUNT(*)" : "-1")
+                + " AS n, MIN(next_attempt_at) AS oldest FROM postbox_outbox WHERE status IN "
+                + OutboxRepository.SCHEDULED_STATUSES
+                + " AND next_attempt_at > ?")) {
+      dialect.bind(ps, 1, now);
+      dialect.bind(ps, 2, now);
+      return readLag(ps);
+    }
+  }
+
+  private Lag readLag(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
       long pending = 0;
       long failed = 0;
       long scheduled = 0;

@@ -33,12 +33,12 @@ final class OutboxAdmin {
 
   /** Pending and failed counts, and the oldest pending row. */
   public Lag lag() {
-    return tx.inTransaction(rows::lag);
+    return lag(true);
   }
 
   /** As {@link #lag()}, without counting scheduled rows unless {@code scheduled}. */
   public Lag lag(boolean scheduled) {
-    return tx.inTransaction(c -> rows.lag(c, scheduled));
+    return tx.inTransaction(c -> rows.lag(c, scheduled, clock.instant()));
   }
 
   /** FAILED rows, oldest first. */

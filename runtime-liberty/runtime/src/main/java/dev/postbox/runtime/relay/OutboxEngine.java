@@ -177,10 +177,7 @@ public final class OutboxEngine implements OutboxOperations, AutoCloseable {
     }
   }
 
-  /**
-   * After a commit that recorded scheduled rows due at these times: this instance's relay arms its
-   * timer for the earliest (the instance that holds a row's partition then publishes it).
-   */
+  /** After a commit that recorded scheduled rows due then: arms the due timers for the earliest. */
   public void scheduled(List<Instant> dues) {
     Relay r = relay;
     if (r == null || dues.isEmpty()) {

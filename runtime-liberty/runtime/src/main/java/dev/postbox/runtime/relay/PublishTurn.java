@@ -141,9 +141,13 @@ final class PublishTurn {
       promotion.giveBack(promote); // rolled back: the due rows are still scheduled
       throw e;
     }
-    if (!promote.isEmpty()) {
-      // Rows skipped (locked by a cancel in flight, beyond the limit, or a clock that stepped
-      // back): the due timer looks again shortly, and marks what is still due.
+    if (promoted[0] >= dev.postbox.runtime.outbox.ScheduledRepository.PROMOTE_LIMIT) {
+      // Many fell due at once: the marks stand, and the partitions go again at once.
+      promotion.giveBack(promote);
+      more.addAll(promote);
+    } else if (!promote.isEmpty()) {
+      // Rows skipped (locked by a cancel in flight, or a clock that stepped back): the due timer
+      // looks again shortly, and marks what is still due.
       promotion.lookAgain();
     }
     return publish(claim, first, more, lostLeases, wakeHeld);
