@@ -52,7 +52,8 @@ class PaymentsSchemaIT {
           admin("DROP SCHEMA " + schema + " CASCADE");
         }
       }
-      assertThat(tables()).as("every table of the app, once").isEqualTo(3);
+      // pay_order, pay_ledger, pay_notification, pay_expiry
+      assertThat(tables()).as("every table of the app, once").isEqualTo(4);
     } finally {
       pool.shutdownNow();
     }
