@@ -49,19 +49,24 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
 
   @Override
   protected void handle(OrderCaptured order, Envelope event) throws Exception {
-    // The hold first: a cancel that commits with this charge means it is never published; one that
-    // finds it no longer scheduled means it fell due first, and ExpireOrder records the expiry.
-    if (order.holdEventId() != null && !outbox.cancel(order.holdEventId())) {
-      LOG.log(
-          System.Logger.Level.INFO,
-          "order " + order.orderId() + " was not charged: its hold expired first");
-      return;
-    }
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
                 "INSERT INTO pay_ledger (order_id, customer, account_seq, amount_cents, event_id,"
                     + " charged_at) VALUES (?, ?, ?, ?, ?, ?)")) {
+      // The hold first: a cancel that commits with this charge means it is never published; one
+      // that finds it no longer scheduled means it fell due first (ExpireOrder records the
+      // expiry), unless this order is charged already: then only the inbox could have stopped
+      // this copy, and the ledger must show the double if it did not (this app is not idempotent
+      // on its own, so the crash harness sees what the inbox does).
+      if (order.holdEventId() != null
+          && !outbox.cancel(order.holdEventId())
+          && !charged(c, order.orderId())) {
+        LOG.log(
+            System.Logger.Level.INFO,
+            "order " + order.orderId() + " was not charged: its hold expired first");
+        return;
+      }
       ps.setString(1, order.orderId());
       ps.setString(2, order.customer());
       ps.setLong(3, Accounts.next(c, "pay_ledger", order.customer()));
@@ -81,5 +86,15 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
                 Json.write(
                     new PaymentReceived(order.orderId(), order.customer(), order.amountCents())))
             .build());
+  }
+
+  private static boolean charged(Connection c, String orderId) throws java.sql.SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT COUNT(*) FROM pay_ledger WHERE order_id = ?")) {
+      ps.setString(1, orderId);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getLong(1) > 0;
+      }
+    }
   }
 }
