@@ -329,7 +329,7 @@ final class TortureHarness {
         }
         Duration drain = drain(republisher, broker.orders, lastKill);
         if (!chaos.isEmpty() && chaos.get(chaos.size() - 1).startsWith("did not drain")) {
-          chaos.add(diagnose(servers.get(0)));
+          chaos.add(diagnose());
         }
         stopRepublisher.set(true);
         republishing.join(30_000);
@@ -1098,7 +1098,7 @@ final class TortureHarness {
   /**
    * What a failed drain left behind: the rows still to publish, the leases, the server's threads.
    */
-  private String diagnose(VariantServer server) {
+  private String diagnose() {
     StringBuilder d = new StringBuilder("left behind: ");
     try {
       if (!sqlReadable) {
@@ -1114,14 +1114,24 @@ final class TortureHarness {
               "SELECT CONCAT(owner, ' until ', lease_until), COUNT(*) FROM postbox_lease"
                   + " GROUP BY 1")
           .forEach((lease, count) -> d.append(count).append(" leases ").append(lease).append("; "));
+      // per partition: its lease and what waits in it (a stall shows as one owner's partitions)
+      perOrder(
+              "SELECT CONCAT('partition ', o.partition_no, ' ', o.status, ' owner ',"
+                  + " COALESCE(l.owner, '-'), ' until ', COALESCE(CAST(l.lease_until AS CHAR(40)),"
+                  + " '-')), COUNT(*) FROM postbox_outbox o LEFT JOIN postbox_lease l"
+                  + " ON l.partition_no = o.partition_no WHERE o.status IN ('PENDING',"
+                  + " 'SCHEDULED', 'SCHEDULED_KEY') GROUP BY 1")
+          .forEach((row, count) -> d.append(count).append(" x ").append(row).append("; "));
       d.append("now ").append(Instant.now()).append("; ");
     } catch (SQLException e) {
       d.append("(database: ").append(e.getMessage()).append(") ");
     }
-    try {
-      d.append("threads: ").append(server.threadDump());
-    } catch (Exception e) {
-      d.append("(no thread dump: ").append(e).append(')');
+    for (int i = 0; i < servers.size(); i++) {
+      try {
+        d.append("server ").append(i + 1).append(" threads: ").append(servers.get(i).threadDump());
+      } catch (Exception e) {
+        d.append("(server ").append(i + 1).append(": no thread dump: ").append(e).append(')');
+      }
     }
     return d.toString();
   }
