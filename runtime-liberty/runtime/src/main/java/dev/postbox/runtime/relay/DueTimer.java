@@ -92,7 +92,7 @@ final class DueTimer {
       if (found.next() != null) {
         expect(found.next());
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // on a timer thread: an escaping throw ends its runs
       LOG.log(
           Level.WARNING, "looking for due scheduled outbox rows failed; the poll retries: " + e);
     }

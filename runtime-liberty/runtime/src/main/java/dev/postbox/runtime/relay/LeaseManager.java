@@ -61,17 +61,31 @@ final class LeaseManager {
    * instance still sends them. It goes at a later heartbeat.
    */
   Set<Integer> heartbeat(java.util.function.IntPredicate busy) {
+    return heartbeat(busy, Set.of());
+  }
+
+  /**
+   * As {@link #heartbeat(java.util.function.IntPredicate)}; {@code stuck} partitions (a turn of
+   * them hangs in a broker call) are not renewed, and while there are any this instance takes no
+   * partition over and does not count as live: their leases expire, another instance takes them
+   * over, and the hung turn, if it returns, is fenced and marks nothing.
+   */
+  Set<Integer> heartbeat(java.util.function.IntPredicate busy, Set<Integer> stuck) {
     Instant now = tx.inTransaction(dialect::databaseNow);
     Instant until = now.plus(settings.leaseDuration());
     String me = settings.instanceId();
     int live =
         tx.inTransaction(
             c -> {
-              leases.touchInstance(c, me, now);
-              leases.renew(c, me, now, until);
+              if (stuck.isEmpty()) {
+                // An instance with a hung turn does not count as live: the others' shares grow to
+                // cover the partitions it lets go.
+                leases.touchInstance(c, me, now);
+              }
+              leases.renew(c, me, now, until, stuck);
               return leases.liveInstances(c, now.minus(settings.leaseDuration()));
             });
-    int share = (settings.partitions() + live - 1) / live;
+    int share = (settings.partitions() + Math.max(1, live) - 1) / Math.max(1, live);
     Set<Integer> owned = owned(now);
     if (owned.size() > share) {
       List<Integer> extras = new ArrayList<>(owned);
@@ -86,7 +100,7 @@ final class LeaseManager {
           surplus--;
         }
       }
-    } else if (owned.size() < share) {
+    } else if (owned.size() < share && stuck.isEmpty()) { // none while a turn of its hangs
       takeOver(share - owned.size(), now, until);
     }
     tx.inTransaction(

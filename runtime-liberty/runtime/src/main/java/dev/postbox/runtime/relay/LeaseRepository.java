@@ -105,9 +105,12 @@ final class LeaseRepository {
   /**
    * Renews the instance's unexpired leases until {@code until}, row by row through the key: on
    * InnoDB an UPDATE that scans the table waits for every locked row it meets, such as another
-   * instance's lease row locked by a batch of its (paused) owner.
+   * instance's lease row locked by a batch of its (paused) owner. The {@code skipped} partitions
+   * are not renewed: their leases run out.
    */
-  void renew(Connection c, String instance, Instant now, Instant until) throws SQLException {
+  void renew(
+      Connection c, String instance, Instant now, Instant until, java.util.Set<Integer> skipped)
+      throws SQLException {
     List<Integer> mine = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(HELD_IN_ORDER)) {
       ps.setString(1, instance);
@@ -118,6 +121,7 @@ final class LeaseRepository {
         }
       }
     }
+    mine.removeAll(skipped);
     if (mine.isEmpty()) {
       // Prepared only when it runs: an application server's statement cache (Liberty) calls
       // getMoreResults() when it closes a statement, and MariaDB Connector/J throws for one that

@@ -183,7 +183,7 @@ final class Relay implements AutoCloseable {
       }
       try {
         workers.execute(this::work);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) { // e.g. no native thread: give the slot back
         synchronized (turns) {
           running--;
         }
@@ -310,14 +310,18 @@ final class Relay implements AutoCloseable {
       return;
     }
     try {
+      Set<Integer> stuck;
+      synchronized (turns) {
+        stuck = queue.stuck(System.nanoTime(), settings);
+      }
       Set<Integer> before = owned;
-      owned = Set.copyOf(leases.heartbeat(queue::isInFlight));
+      owned = Set.copyOf(leases.heartbeat(queue::isInFlight, stuck));
       for (int p : owned) {
         if (!before.contains(p)) {
           wake(p); // a partition taken over may hold a crashed instance's rows
         }
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // an escaping throw would end the heartbeats for good
       LOG.log(Level.WARNING, "lease heartbeat failed; leases expire if this persists: " + e, e);
     }
   }
@@ -331,7 +335,7 @@ final class Relay implements AutoCloseable {
       for (int p : due) {
         wake(p);
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) { // an escaping throw would end the polls for good
       LOG.log(Level.WARNING, "outbox poll failed; retrying at the next interval: " + e);
     }
     dueTimer.fire(); // scheduled rows due now, and the next due time, whoever recorded them

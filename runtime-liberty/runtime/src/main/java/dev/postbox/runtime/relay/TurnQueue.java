@@ -25,6 +25,18 @@ final class TurnQueue {
   // when each running turn began: a turn that takes long (a slow broker call) lets another worker
   // start, so the other partitions do not wait for it
   private final Map<List<Integer>, Long> turnStarts = new IdentityHashMap<>();
+  // the worker running each turn, and the turns already reported stuck
+  private final Map<List<Integer>, Thread> turnThreads = new IdentityHashMap<>();
+  private final Set<List<Integer>> reported =
+      java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+
+  /**
+   * A turn running for longer than this many leases is stuck (a broker call that never returns):
+   * its instance stops renewing the turn's partitions, so another instance takes them over.
+   */
+  static final int STUCK_LEASES = 3;
+
+  private static final System.Logger LOG = System.getLogger(Relay.class.getName());
 
   void wake(int partition) {
     waiting.add(partition);
@@ -60,6 +72,48 @@ final class TurnQueue {
     }
     if (!out.isEmpty()) {
       turnStarts.put(out, nowNanos);
+      turnThreads.put(out, Thread.currentThread()); // the worker takes its own turn
+    }
+    return out;
+  }
+
+  /**
+   * The partitions of turns running for longer than {@link #STUCK_LEASES} leases, or all partitions
+   * when every worker is in such a turn (none is left to publish the others); the first time a turn
+   * is found so, says so with its worker's stack (where the call hangs).
+   */
+  Set<Integer> stuck(long nowNanos, RelaySettings settings) {
+    long stuckNanos = settings.leaseDuration().toNanos() * STUCK_LEASES;
+    Set<Integer> out = new java.util.TreeSet<>();
+    int[] turns = {0};
+    turnStarts.forEach(
+        (turn, started) -> {
+          if (nowNanos - started <= stuckNanos) {
+            return;
+          }
+          out.addAll(turn);
+          turns[0]++;
+          if (reported.add(turn)) {
+            Thread worker = turnThreads.get(turn);
+            Throwable where =
+                new Throwable("the stuck turn's worker " + worker + ", where it waits");
+            where.setStackTrace(worker != null ? worker.getStackTrace() : new StackTraceElement[0]);
+            LOG.log(
+                System.Logger.Level.WARNING,
+                "a relay turn over outbox partitions "
+                    + turn
+                    + " has run for "
+                    + (nowNanos - started) / 1_000_000
+                    + " ms (a broker call that does not return?): this instance stops renewing"
+                    + " their leases, so another instance takes them over and publishes their rows;"
+                    + " if the turn returns, it marks none of them (the inbox drops the copies)",
+                where);
+          }
+        });
+    if (turns[0] >= settings.workerThreads()) {
+      for (int p = 0; p < settings.partitions(); p++) {
+        out.add(p);
+      }
     }
     return out;
   }
@@ -70,6 +124,8 @@ final class TurnQueue {
    */
   void done(List<Integer> turn, Set<Integer> first, Set<Integer> more, boolean stopped) {
     turnStarts.remove(turn);
+    turnThreads.remove(turn);
+    reported.remove(turn);
     turn.forEach(inFlight::remove);
     if (stopped) {
       return;
