@@ -71,6 +71,8 @@ CREATE TABLE postbox_outbox (
     dispatched_at   TIMESTAMPTZ,
     last_error      VARCHAR(4000),
     redrives        INT           NOT NULL DEFAULT 0,
+    -- V11's (written before it, like V10's CHECK below)
+    due_at          TIMESTAMPTZ,
     bucket          INTEGER       NOT NULL DEFAULT postbox_current_bucket('postbox_outbox'),
     CONSTRAINT postbox_outbox_pkey PRIMARY KEY (id, bucket),
     CONSTRAINT postbox_outbox_event_id UNIQUE (event_id, bucket),

@@ -149,6 +149,26 @@ abstract class ScheduledEventsContract {
   }
 
   @Test
+  void aKeysDueEventsArePublishedDueThenIdWhenTheRelayIsBehindOnTheKey() throws Exception {
+    // Before: the claim's id order put a scheduled event (recorded first) ahead of its key's events
+    // recorded before it fell due.
+    String key = "k-" + UUID.randomUUID();
+    String held = "held-" + UUID.randomUUID();
+    insertUnreadable(held, key); // parks FAILED once claimed: the key waits behind it
+    record(event(neighbourOf(key, held)), Schedule.NOW); // wakes its partition (poll: 30 s)
+    await().atMost(Duration.ofSeconds(20)).until(() -> "FAILED".equals(status(held)));
+    String scheduled = record(event(key), Schedule.after(Duration.ofMillis(1500)));
+    String before = record(event(key), Schedule.NOW); // waits behind held
+    await().atMost(Duration.ofSeconds(20)).until(() -> "PENDING".equals(status(scheduled)));
+    assertThat(handled).doesNotContain(before, scheduled);
+    long heldId = one("SELECT id FROM postbox_outbox WHERE event_id = ?", held, ResultSet::getLong);
+    assertThat(postbox.outboxOperations().discard(heldId)).isTrue();
+    String after = record(event(key), Schedule.NOW); // fell due after the scheduled one
+    await().atMost(Duration.ofSeconds(20)).until(() -> handled.contains(after));
+    assertThat(handled).containsSubsequence(before, scheduled, after);
+  }
+
+  @Test
   void aCancelledEventIsNeverPublishedAndACancelSaysWhetherItWasStillScheduled()
       throws SQLException {
     String key = "k-" + UUID.randomUUID();
@@ -240,37 +260,13 @@ abstract class ScheduledEventsContract {
     // Written by SQL (or before the rule): once, it threw in the claim and stalled its partitions.
     String bad = "bad-expiry-" + UUID.randomUUID();
     String key = "k-" + UUID.randomUUID();
-    try (var c = db.dataSource().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key,"
-                    + " event_type, source, headers, payload, event_time, created_at, status,"
-                    + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, 'TestEvent', 'urn:it', ?,"
-                    + " ?, ?, ?, 'PENDING', 0, ?)")) {
-      var dialect = postbox.outboxEngine().repository().dialect();
-      Instant now = Instant.now();
-      ps.setString(1, bad);
-      ps.setString(2, topic);
-      ps.setInt(3, dev.postbox.runtime.outbox.Partitioner.partition(key, bad, 4));
-      ps.setString(4, key);
-      ps.setString(5, "{\"expirytime\":\"1735689600000\"}");
-      ps.setBytes(6, "{}".getBytes(StandardCharsets.UTF_8));
-      dialect.bind(ps, 7, now);
-      dialect.bind(ps, 8, now);
-      dialect.bind(ps, 9, now);
-      ps.executeUpdate();
-    }
+    insertUnreadable(bad, key);
     List<String> others = new ArrayList<>();
     for (int i = 0; i < 8; i++) {
       others.add(record(event("other-" + i + "-" + UUID.randomUUID()), Schedule.NOW));
     }
     // one of them in the bad row's partition, whose commit wakes it (the poll is 30 s)
-    int partition = dev.postbox.runtime.outbox.Partitioner.partition(key, bad, 4);
-    String neighbour;
-    do {
-      neighbour = "neighbour-" + UUID.randomUUID();
-    } while (dev.postbox.runtime.outbox.Partitioner.partition(neighbour, null, 4) != partition);
-    others.add(record(event(neighbour), Schedule.NOW));
+    others.add(record(event(neighbourOf(key, bad)), Schedule.NOW));
     await().atMost(Duration.ofSeconds(20)).until(() -> handled.containsAll(others));
     await().atMost(Duration.ofSeconds(20)).until(() -> "FAILED".equals(status(bad)));
     assertThat(handled).doesNotContain(bad);
@@ -401,6 +397,43 @@ abstract class ScheduledEventsContract {
   }
 
   // ---- helpers ----
+
+  /**
+   * A PENDING row written by SQL with an expirytime that is no RFC 3339 time: the relay parks it
+   * FAILED when it claims it, and its key waits until an operator deals with it.
+   */
+  /** Another key in the same partition as {@code key}. */
+  private static String neighbourOf(String key, String eventId) {
+    int partition = dev.postbox.runtime.outbox.Partitioner.partition(key, eventId, 4);
+    String neighbour;
+    do {
+      neighbour = "neighbour-" + UUID.randomUUID();
+    } while (dev.postbox.runtime.outbox.Partitioner.partition(neighbour, null, 4) != partition);
+    return neighbour;
+  }
+
+  private void insertUnreadable(String bad, String key) throws SQLException {
+    try (var c = db.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key,"
+                    + " event_type, source, headers, payload, event_time, created_at, status,"
+                    + " attempts, next_attempt_at) VALUES (?, ?, ?, ?, 'TestEvent', 'urn:it', ?,"
+                    + " ?, ?, ?, 'PENDING', 0, ?)")) {
+      var dialect = postbox.outboxEngine().repository().dialect();
+      Instant now = Instant.now();
+      ps.setString(1, bad);
+      ps.setString(2, topic);
+      ps.setInt(3, dev.postbox.runtime.outbox.Partitioner.partition(key, bad, 4));
+      ps.setString(4, key);
+      ps.setString(5, "{\"expirytime\":\"1735689600000\"}");
+      ps.setBytes(6, "{}".getBytes(StandardCharsets.UTF_8));
+      dialect.bind(ps, 7, now);
+      dialect.bind(ps, 8, now);
+      dialect.bind(ps, 9, now);
+      ps.executeUpdate();
+    }
+  }
 
   private String record(OutboxEvent e, Schedule schedule) throws SQLException {
     try (JdbcCallerTransaction tx = new JdbcCallerTransaction(db.dataSource().getConnection())) {

@@ -4,7 +4,12 @@ import dev.postbox.spi.Envelope;
 import java.time.Instant;
 import java.util.Map;
 
-/** A pending outbox row as the relay claimed it. */
+/**
+ * A pending outbox row as the relay claimed it.
+ *
+ * @param dueAt the due time of a scheduled row that does not hold its key ({@code Schedule} without
+ *     {@code inKeyOrder}); null for every other row
+ */
 public record OutboxRow(
     long id,
     int partition,
@@ -19,7 +24,42 @@ public record OutboxRow(
     byte[] payload,
     Instant eventTime,
     Instant createdAt,
-    int attempts) {
+    int attempts,
+    Instant dueAt) {
+
+  /** A row that was not scheduled (or holds its key): no due time of its own. */
+  public OutboxRow(
+      long id,
+      int partition,
+      String eventId,
+      String destination,
+      String key,
+      String type,
+      String source,
+      String subject,
+      String contentType,
+      Map<String, String> headers,
+      byte[] payload,
+      Instant eventTime,
+      Instant createdAt,
+      int attempts) {
+    this(
+        id,
+        partition,
+        eventId,
+        destination,
+        key,
+        type,
+        source,
+        subject,
+        contentType,
+        headers,
+        payload,
+        eventTime,
+        createdAt,
+        attempts,
+        null);
+  }
 
   /**
    * The envelope to publish.

@@ -39,7 +39,8 @@ public final class Migrations {
           "V7__outbox_redrives.sql",
           "V8__outbox_partial_indexes.sql",
           "V9__dead_letter_error_class.sql",
-          "V10__scheduled_events.sql");
+          "V10__scheduled_events.sql",
+          "V11__scheduled_due_order.sql");
 
   /**
    * The opt-in conversion to date-partitioned retention ({@code postbox.date-partitions=true}),

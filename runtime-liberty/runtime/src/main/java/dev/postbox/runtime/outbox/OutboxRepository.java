@@ -25,7 +25,8 @@ public final class OutboxRepository {
   private static final String INSERT =
       "INSERT INTO postbox_outbox (event_id, destination, partition_no, event_key, event_type,"
           + " source, subject, content_type, headers, payload, event_time, created_at,"
-          + " next_attempt_at, status, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)";
+          + " next_attempt_at, status, due_at, attempts)"
+          + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)";
 
   /** The statuses of rows that wait for their due time (see {@link #insertScheduled}). */
   static final String SCHEDULED_STATUSES = "('SCHEDULED', 'SCHEDULED_KEY')";
@@ -51,7 +52,8 @@ public final class OutboxRepository {
 
   private static final String COLUMNS =
       "o.id, o.partition_no, o.event_id, o.destination, o.event_key, o.event_type, o.source,"
-          + " o.subject, o.content_type, o.headers, o.payload, o.event_time, o.created_at, o.attempts";
+          + " o.subject, o.content_type, o.headers, o.payload, o.event_time, o.created_at, o.attempts,"
+          + " o.due_at";
 
   private final Dialect dialect;
   private final int partitions;
@@ -140,6 +142,9 @@ public final class OutboxRepository {
     dialect.bind(ps, 12, now);
     dialect.bind(ps, 13, due);
     ps.setString(14, status);
+    // the due time only of a scheduled row that does not hold its key: the claim places it among
+    // its key's rows by due time (DueOrder); a SCHEDULED_KEY row keeps its id's place
+    dialect.bind(ps, 15, SCHEDULED.equals(status) ? due : null);
   }
 
   /**
@@ -185,7 +190,7 @@ public final class OutboxRepository {
       // behind them would starve.
       Page page = claimPage(c, partition, now, waiting, inQuery, after, limit - rows.size(), rows);
       if (!filtered || rows.size() >= limit || page.read() < page.asked()) {
-        return rows;
+        return DueOrder.arrange(rows); // per key, due-then-id
       }
       after = page.lastId();
     }
@@ -265,11 +270,21 @@ public final class OutboxRepository {
                   rs.getBytes("payload"),
                   dialect.read(rs, "event_time"),
                   dialect.read(rs, "created_at"),
-                  rs.getInt("attempts")));
+                  rs.getInt("attempts"),
+                  dialect.read(rs, "due_at")));
         }
       }
     }
     return new Page(limit, read, lastId);
+  }
+
+  /**
+   * A claim of a partition that filled its limit: without the scheduled rows (and their keys' rows
+   * after them) that an unread row of their key may have fallen due before (see {@link
+   * DueOrder#withoutOvertaken}); they go in a later turn.
+   */
+  public List<OutboxRow> withoutOvertaken(List<OutboxRow> claimed) {
+    return DueOrder.withoutOvertaken(claimed);
   }
 
   /**

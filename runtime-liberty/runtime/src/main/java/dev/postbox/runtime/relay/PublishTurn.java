@@ -196,15 +196,16 @@ final class PublishTurn {
               continue;
             }
             List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
+            if (got.size() == budget) {
+              full.add(p); // goes again at once, with what this claim did not read
+              got = rows.withoutOvertaken(got); // due-then-id across the claim's end
+            }
             for (OutboxRow row : got) {
               if (expiredAt(row, now)) {
                 expired.add(row);
               } else {
                 out.add(row);
               }
-            }
-            if (got.size() == budget) {
-              full.add(p);
             }
           }
           // Past their expiry: never published, EXPIRED in this transaction.
