@@ -164,7 +164,8 @@ final class TortureHarness {
       List<String> chaos,
       List<Resume> resumes,
       String fencing,
-      TortureVerdict verdict) {
+      TortureVerdict verdict,
+      String lateNet) {
 
     String summary() {
       return String.join(
@@ -199,6 +200,7 @@ final class TortureHarness {
           "per-key order: "
               + (verdict.notes().isEmpty() ? "required" : String.join("; ", verdict.notes())),
           "scheduled holds (" + HOLD + "): " + verdict.holds(),
+          "hold lateness net of outages (no server up, broker or database down): " + lateNet,
           "republished byte for byte: " + republished,
           "duplicates rejected by the inbox: " + duplicatesRejected,
           "redeliveries and relay re-publishes rejected (the rest): "
@@ -261,6 +263,10 @@ final class TortureHarness {
   private final Map<String, List<String>> committed = new ConcurrentHashMap<>();
 
   private final List<Resume> resumes = new ArrayList<>();
+
+  /** The last kill's restart, when it runs beside the drain (several servers); null otherwise. */
+  private volatile java.util.concurrent.CompletableFuture<Void> restarting;
+
   private volatile String fencing;
   private final String keyPrefix = "torture-" + Long.toHexString(System.nanoTime());
   private final Map<String, Long> accepted = new ConcurrentHashMap<>();
@@ -328,7 +334,11 @@ final class TortureHarness {
           throw new IllegalStateException("clients did not finish placing orders");
         }
         Duration drain = drain(republisher, broker.orders, lastKill);
-        if (!chaos.isEmpty() && chaos.get(chaos.size() - 1).startsWith("did not drain")) {
+        if (restarting != null) {
+          restarting.get(5, TimeUnit.MINUTES); // the restarted server is up before the verdict
+        }
+        String ended = chaos.isEmpty() ? "" : chaos.get(chaos.size() - 1);
+        if (ended.startsWith("did not drain") || ended.startsWith("stopped waiting")) {
           chaos.add(diagnose());
         }
         stopRepublisher.set(true);
@@ -351,7 +361,8 @@ final class TortureHarness {
             List.copyOf(chaos),
             List.copyOf(resumes),
             fencing,
-            verdict(broker));
+            verdict(broker),
+            lateNet);
       } catch (Exception | Error e) {
         outcome = e;
         throw e;
@@ -475,6 +486,14 @@ final class TortureHarness {
     return v;
   }
 
+  /**
+   * Spans when no server ran (a single server's restart), or the broker or the database was down: a
+   * hold's lateness in them is not the relay's.
+   */
+  private volatile String lateNet = "-"; // set by the verdict's read of the holds
+
+  private final List<Instant[]> outages = java.util.Collections.synchronizedList(new ArrayList<>());
+
   /** The orders' hold in these runs ({@code payments.hold}). */
   static final String HOLD = "4s";
 
@@ -524,9 +543,10 @@ final class TortureHarness {
    * The least time a chaos step's share of orders is spread over. The chaos gate below keeps every
    * step inside the orders however long it takes; this only keeps the orders from arriving in one
    * burst. (25 s made the two-server runs last five minutes each, with nothing more found; 12 s
-   * until 2026-12-04, cut to 8 s to keep CI's time with a fifth two-server run, RabbitMQ's.)
+   * until 2026-12-04, cut to 8 s to keep CI's time with a fifth two-server run, RabbitMQ's; 6 s
+   * since the fresh-clone CI took 53 min on a loaded machine.)
    */
-  static final Duration STEP_SPREAD = Duration.ofSeconds(8);
+  static final Duration STEP_SPREAD = Duration.ofSeconds(6);
 
   /** Chaos steps done so far (guarded by {@link #chaosProgress}). */
   private int chaosDone;
@@ -645,6 +665,7 @@ final class TortureHarness {
           String held = reached != null ? reached.held() : null;
           VariantServer server = servers.get(target);
           Set<String> waiting = sqlReadable ? uncharged() : Set.of();
+          Instant killedAt = Instant.now();
           server.kill();
           Files.deleteIfExists(crashPoints.get(target).resolve("armed")); // the restart runs free
           String who = servers.size() > 1 ? "server " + (target + 1) + ": " : "";
@@ -654,10 +675,32 @@ final class TortureHarness {
           } else {
             chaos.add(who + "SIGKILL at " + state + ", " + phase + " not reached within a minute");
           }
-          server.start();
-          lastKill = Instant.now();
-          if (sqlReadable) {
-            resumes.add(resumed("server " + (target + 1), waiting, lastKill));
+          if (servers.size() > 1 && step == plan.size() - 1) {
+            // The last step, with other servers up: the restart runs beside the rest of the run
+            // (the others carry the orders, as a load balancer's other members would); the run
+            // joins it before its verdict (restartLast).
+            lastKill = killedAt;
+            restarting =
+                java.util.concurrent.CompletableFuture.runAsync(
+                    () -> {
+                      server.start();
+                      Instant ready = Instant.now();
+                      if (sqlReadable) {
+                        Resume r = resumed("server " + (target + 1), waiting, ready);
+                        synchronized (resumes) {
+                          resumes.add(r);
+                        }
+                      }
+                    });
+          } else {
+            server.start();
+            lastKill = Instant.now();
+            if (servers.size() == 1) {
+              outages.add(new Instant[] {killedAt, lastKill}); // no server ran
+            }
+            if (sqlReadable) {
+              resumes.add(resumed("server " + (target + 1), waiting, lastKill));
+            }
           }
         }
         case "pause" -> pauseALeaseHolder(state);
@@ -672,11 +715,15 @@ final class TortureHarness {
                   + state);
         }
         case "broker" -> {
+          Instant down = Instant.now();
           broker.restart();
+          outages.add(new Instant[] {down, Instant.now()});
           chaos.add(broker.restartLabel() + " at " + state);
         }
         default -> {
+          Instant down = Instant.now();
           db.pause(settings.databasePause());
+          outages.add(new Instant[] {down, Instant.now()});
           chaos.add(
               db.kind() + " stopped " + settings.databasePause().toSeconds() + " s at " + state);
         }
@@ -1057,9 +1104,14 @@ final class TortureHarness {
                 long notifications = quietly(this::notificationCount);
                 long expired = quietly(this::expiryCount);
                 long captured = quietly(() -> capturedHandled(orders));
+                // copies the inbox rejects are work too: after a kill a consumer can spend more
+                // than QUIET rejecting redelivered copies before it reaches new events (a
+                // MariaDB run stopped waiting so, 491 events still to handle)
+                long copies = quietly(() -> duplicatesRejected(orders));
                 boolean nothingToPublish =
                     quietly(this::undispatched) == 0 && republisher.caughtUp(orders);
-                long counts = java.util.Objects.hash(charges, notifications, expired, captured);
+                long counts =
+                    java.util.Objects.hash(charges, notifications, expired, captured, copies);
                 if (lastCounts.getAndSet(counts) != counts) {
                   countsChangedAt.set(now);
                 }
@@ -1122,11 +1174,28 @@ final class TortureHarness {
                   + " ON l.partition_no = o.partition_no WHERE o.status IN ('PENDING',"
                   + " 'SCHEDULED', 'SCHEDULED_KEY') GROUP BY 1")
           .forEach((row, count) -> d.append(count).append(" x ").append(row).append("; "));
+      perOrder("SELECT CONCAT(subscription, ' ', status), COUNT(*) FROM postbox_inbox GROUP BY 1")
+          .forEach((row, count) -> d.append(count).append(" inbox ").append(row).append("; "));
+      perOrder("SELECT CONCAT(event_type, ' ', status), COUNT(*) FROM postbox_outbox GROUP BY 1")
+          .forEach((row, count) -> d.append(count).append(" outbox ").append(row).append("; "));
       d.append("now ").append(Instant.now()).append("; ");
     } catch (SQLException e) {
       d.append("(database: ").append(e.getMessage()).append(") ");
     }
     for (int i = 0; i < servers.size(); i++) {
+      // the server's warnings and errors, each kind once with how often (lock waits, deadlocks,
+      // a consumer's rebalances), before its threads
+      Map<String, Integer> warnings = new java.util.LinkedHashMap<>();
+      for (String line : servers.get(i).log().split("\n")) {
+        int at = line.indexOf(" W ");
+        at = at < 0 ? line.indexOf(" E ") : at;
+        if (at > 0) {
+          String text = line.substring(at + 3).replaceAll("[0-9a-f-]{8,}|[0-9]+", "#");
+          warnings.merge(text.length() > 240 ? text.substring(0, 240) : text, 1, Integer::sum);
+        }
+      }
+      d.append("server ").append(i + 1).append(" warnings: ");
+      warnings.forEach((w, n) -> d.append(n).append(" x ").append(w).append("; "));
       try {
         d.append("server ").append(i + 1).append(" threads: ").append(servers.get(i).threadDump());
       } catch (Exception e) {
@@ -1204,6 +1273,7 @@ final class TortureHarness {
    */
   private List<Duration> holdLateness() throws SQLException {
     List<Duration> out = new ArrayList<>();
+    List<Duration> net = new ArrayList<>();
     try (Connection c = connect();
         Statement st = c.createStatement();
         ResultSet rs =
@@ -1212,10 +1282,13 @@ final class TortureHarness {
                     + " WHERE event_type = 'OrderHoldExpired' AND status = 'DISPATCHED'")) {
       dev.postbox.runtime.db.Dialect dialect = dev.postbox.runtime.db.Dialect.of(c);
       while (rs.next()) {
-        out.add(
-            Duration.between(dialect.read(rs, "created_at"), dialect.read(rs, "dispatched_at")));
+        Instant due = dialect.read(rs, "created_at");
+        Instant published = dialect.read(rs, "dispatched_at");
+        out.add(Duration.between(due, published));
+        net.add(TortureVerdict.netOf(due, published, List.copyOf(outages)));
       }
     }
+    lateNet = TortureVerdict.spread(net);
     return out;
   }
 
@@ -1396,12 +1469,16 @@ final class TortureHarness {
   }
 
   private long duplicatesRejected(TortureBroker broker) throws SQLException {
+    return duplicatesRejected(broker.orders);
+  }
+
+  private long duplicatesRejected(String orders) throws SQLException {
     try (Connection c = connect();
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT COALESCE(SUM(duplicates), 0) FROM postbox_inbox_counter"
                     + " WHERE subscription = ?")) {
-      ps.setString(1, broker.orders + "/payments");
+      ps.setString(1, orders + "/payments");
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);

@@ -206,16 +206,54 @@ record TortureVerdict(
             + published
             + ", published after cancel: "
             + cancelledPublished
-            + (sorted.isEmpty()
-                ? ""
-                : ", lateness p50 "
-                    + percentile(sorted, 50).toMillis()
-                    + " ms, p99 "
-                    + percentile(sorted, 99).toMillis()
-                    + " ms, max "
-                    + sorted.get(sorted.size() - 1).toMillis()
-                    + " ms");
+            + (sorted.isEmpty() ? "" : ", lateness " + spread(sorted));
     return new TortureVerdict(lost + lostHere, doubled, outOfOrder, List.copyOf(p), notes, line);
+  }
+
+  /**
+   * A hold's lateness without the time in {@code outages} (spans when no server ran, or the broker
+   * or the database was down): what the relay itself added.
+   */
+  static java.time.Duration netOf(
+      java.time.Instant due, java.time.Instant published, List<java.time.Instant[]> outages) {
+    java.time.Duration late = java.time.Duration.between(due, published);
+    if (late.isNegative()) {
+      return late;
+    }
+    List<java.time.Instant[]> spans = new ArrayList<>();
+    for (java.time.Instant[] o : outages) {
+      java.time.Instant from = o[0].isAfter(due) ? o[0] : due;
+      java.time.Instant to = o[1].isBefore(published) ? o[1] : published;
+      if (from.isBefore(to)) {
+        spans.add(new java.time.Instant[] {from, to});
+      }
+    }
+    spans.sort(java.util.Comparator.comparing((java.time.Instant[] o) -> o[0]));
+    java.time.Instant covered = due;
+    for (java.time.Instant[] span : spans) {
+      java.time.Instant from = span[0].isAfter(covered) ? span[0] : covered;
+      if (span[1].isAfter(from)) {
+        late = late.minus(java.time.Duration.between(from, span[1]));
+        covered = span[1];
+      }
+    }
+    return late;
+  }
+
+  /** p50, p99 and max of some durations, in ms; "-" for none. */
+  static String spread(List<java.time.Duration> durations) {
+    if (durations.isEmpty()) {
+      return "-";
+    }
+    List<java.time.Duration> sorted = new ArrayList<>(durations);
+    sorted.sort(null);
+    return "p50 "
+        + percentile(sorted, 50).toMillis()
+        + " ms, p99 "
+        + percentile(sorted, 99).toMillis()
+        + " ms, max "
+        + sorted.get(sorted.size() - 1).toMillis()
+        + " ms";
   }
 
   static java.time.Duration percentile(List<java.time.Duration> sorted, int pct) {

@@ -81,6 +81,27 @@ class TortureVerdictTest {
   }
 
   @Test
+  void aHoldsLatenessNetOfOutagesLeavesOutOnlyTheOverlappingSpansOnce() {
+    java.time.Instant due = java.time.Instant.parse("2026-12-04T12:00:00Z");
+    java.time.Instant published = due.plusSeconds(10);
+    List<java.time.Instant[]> outages =
+        List.of(
+            new java.time.Instant[] {due.minusSeconds(5), due.plusSeconds(2)}, // 2 s inside
+            new java.time.Instant[] {due.plusSeconds(4), due.plusSeconds(6)}, // 2 s
+            new java.time.Instant[] {due.plusSeconds(5), due.plusSeconds(7)}, // overlaps: +1 s
+            new java.time.Instant[] {due.plusSeconds(20), due.plusSeconds(30)}); // after it
+    assertThat(TortureVerdict.netOf(due, published, outages))
+        .isEqualTo(java.time.Duration.ofSeconds(5));
+    assertThat(TortureVerdict.netOf(due, published, List.of()))
+        .isEqualTo(java.time.Duration.ofSeconds(10));
+    assertThat(TortureVerdict.netOf(due, due.minusMillis(5), outages))
+        .as("early stays early")
+        .isNegative();
+    assertThat(TortureVerdict.spread(List.of(java.time.Duration.ofMillis(7))))
+        .isEqualTo("p50 7 ms, p99 7 ms, max 7 ms");
+  }
+
+  @Test
   void aLostChargeFails() {
     TortureVerdict v =
         TortureVerdict.judge(ACCEPTED, Map.of("a", 1L), Map.of("a", 1L), 100, 0, Map.of(), 0, 0, 0);
