@@ -499,25 +499,18 @@ abstract class RelayContract {
     java.util.concurrent.atomic.AtomicBoolean first =
         new java.util.concurrent.atomic.AtomicBoolean();
     Publisher hangsOnce =
-        new Publisher() {
-          @Override
-          public void publish(String destination, Envelope envelope) {
-            publishAll(destination, List.of(envelope));
-          }
-
-          @Override
-          public void publishAll(String destination, List<Envelope> batch) {
-            if (first.compareAndSet(false, true)) {
-              entered.countDown();
-              try {
-                release.await();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        batches(
+            (destination, batch) -> {
+              if (first.compareAndSet(false, true)) {
+                entered.countDown();
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
               }
-            }
-            broker.publisher().publishAll(destination, batch);
-          }
-        };
+              broker.publisher().publishAll(destination, batch);
+            });
     closeAfterEach.add(0, release::countDown); // before the relays close: they wait for turns
     java.util.concurrent.CopyOnWriteArrayList<String> fenced =
         new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -974,30 +967,23 @@ abstract class RelayContract {
     java.util.concurrent.atomic.AtomicInteger calls =
         new java.util.concurrent.atomic.AtomicInteger();
     Publisher thief =
-        new Publisher() {
-          @Override
-          public void publish(String destination, Envelope envelope) {
-            publishAll(destination, List.of(envelope));
-          }
-
-          @Override
-          public void publishAll(String destination, List<Envelope> batch) {
-            broker.publisher().publishAll(destination, batch);
-            if (calls.incrementAndGet() == 1) {
-              // while this instance "pauses", another one takes the expired lease
-              tx.inTransaction(
-                  c -> {
-                    try (java.sql.PreparedStatement ps =
-                        c.prepareStatement(
-                            "UPDATE postbox_lease SET owner = 'the-new-owner', lease_until = ?")) {
-                      dialect.bind(ps, 1, Instant.now().plus(Duration.ofHours(1)));
-                      ps.executeUpdate();
-                    }
-                    return null;
-                  });
-            }
-          }
-        };
+        batches(
+            (destination, batch) -> {
+              broker.publisher().publishAll(destination, batch);
+              if (calls.incrementAndGet() == 1) {
+                // while this instance "pauses", another one takes the expired lease
+                tx.inTransaction(
+                    c -> {
+                      try (java.sql.PreparedStatement ps =
+                          c.prepareStatement(
+                              "UPDATE postbox_lease SET owner = 'the-new-owner', lease_until = ?")) {
+                        dialect.bind(ps, 1, Instant.now().plus(Duration.ofHours(1)));
+                        ps.executeUpdate();
+                      }
+                      return null;
+                    });
+              }
+            });
     java.util.concurrent.CopyOnWriteArrayList<Integer> fenced =
         new java.util.concurrent.CopyOnWriteArrayList<>();
     RelayListener listener =
@@ -1211,6 +1197,21 @@ abstract class RelayContract {
         .withLease(Duration.ofSeconds(3))
         .withPollInterval(Duration.ofMillis(200))
         .withRetry(new RetryPolicy(3, Duration.ofMillis(100), Duration.ofSeconds(1), 0.2));
+  }
+
+  /** A publisher whose every call goes to {@code batch} (one envelope is a batch of one). */
+  private static Publisher batches(java.util.function.BiConsumer<String, List<Envelope>> batch) {
+    return new Publisher() {
+      @Override
+      public void publish(String destination, Envelope envelope) {
+        batch.accept(destination, List.of(envelope));
+      }
+
+      @Override
+      public void publishAll(String destination, List<Envelope> envelopes) {
+        batch.accept(destination, envelopes);
+      }
+    };
   }
 
   private Relay relay(String name, Broker broker, RelaySettings settings) {
