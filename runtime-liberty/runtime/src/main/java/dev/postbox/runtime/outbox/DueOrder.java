@@ -28,6 +28,9 @@ final class DueOrder {
    * slots a key's rows held in the batch keep holding that key's rows.
    */
   static List<OutboxRow> arrange(List<OutboxRow> rows) {
+    if (!anyKeyedScheduled(rows)) {
+      return rows; // the usual claim: nothing to place, nothing allocated
+    }
     Map<String, List<OutboxRow>> plain = new HashMap<>();
     Map<String, List<OutboxRow>> scheduled = new LinkedHashMap<>();
     for (OutboxRow row : rows) {
@@ -80,44 +83,42 @@ final class DueOrder {
   }
 
   /**
-   * A claim that filled its limit did not read the partition's later rows, recorded after the ones
-   * it read: a scheduled row goes only if it fell due by the time the claim's last plain row was
-   * recorded (so no unread row can have been due before it); otherwise it, and its key's rows after
-   * it, wait for a later turn (the partition is full, so it goes again at once). Without a plain
-   * row to tell the time by, only the earliest due scheduled rows go. Never empties the claim.
+   * A claim that filled its limit did not read the partition's later rows: a scheduled row goes
+   * only if it fell due by {@code horizon}, when the first unread row that is not a scheduled one
+   * was recorded (so no unread row of its key can have been due before it); otherwise it, and its
+   * key's rows after it, wait for a later turn (the partition is full, so it goes again at once).
    *
    * @param rows arranged ({@link #arrange})
+   * @param horizon when the first unread plain row was recorded; null when there is none
+   * @param mayEmpty whether nothing may be left (a later turn reads more); if not, an emptied claim
+   *     goes as it is, so a turn always makes progress
    */
-  static List<OutboxRow> withoutOvertaken(List<OutboxRow> rows) {
-    Instant readTo = null;
-    long lastPlain = Long.MIN_VALUE;
-    Instant earliestDue = null;
-    for (OutboxRow row : rows) {
-      if (row.dueAt() == null && row.id() > lastPlain) {
-        lastPlain = row.id();
-        readTo = row.createdAt();
-      } else if (row.dueAt() != null
-          && row.key() != null // a keyless event has no order to keep
-          && (earliestDue == null || row.dueAt().isBefore(earliestDue))) {
-        earliestDue = row.dueAt();
-      }
-    }
-    if (earliestDue == null) {
+  static List<OutboxRow> withoutOvertaken(List<OutboxRow> rows, Instant horizon, boolean mayEmpty) {
+    if (horizon == null) {
       return rows;
     }
-    Instant bound = readTo != null ? readTo : earliestDue;
     Set<String> cut = new HashSet<>();
     List<OutboxRow> out = new ArrayList<>(rows.size());
     for (OutboxRow row : rows) {
       if (row.key() != null && cut.contains(row.key())) {
         continue;
       }
-      if (row.dueAt() != null && row.key() != null && row.dueAt().isAfter(bound)) {
-        cut.add(row.key());
+      if (row.dueAt() != null && row.key() != null && row.dueAt().isAfter(horizon)) {
+        cut.add(row.key()); // a keyless event has no order to keep
         continue;
       }
       out.add(row);
     }
-    return out.isEmpty() ? rows : out;
+    return out.isEmpty() && !mayEmpty ? rows : out;
+  }
+
+  /** Whether any row is a keyed scheduled one (only those can be overtaken). */
+  static boolean anyKeyedScheduled(List<OutboxRow> rows) {
+    for (OutboxRow row : rows) {
+      if (row.dueAt() != null && row.key() != null) {
+        return true;
+      }
+    }
+    return false;
   }
 }

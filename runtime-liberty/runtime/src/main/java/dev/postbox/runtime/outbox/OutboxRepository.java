@@ -281,10 +281,34 @@ public final class OutboxRepository {
   /**
    * A claim of a partition that filled its limit: without the scheduled rows (and their keys' rows
    * after them) that an unread row of their key may have fallen due before (see {@link
-   * DueOrder#withoutOvertaken}); they go in a later turn.
+   * DueOrder#withoutOvertaken}); they go in a later turn. One look-up of the first unread plain row
+   * (the claim index's next entry), only when the claim holds a keyed scheduled row.
+   *
+   * @param mayEmpty whether the claim may be left empty (its budget was less than a whole batch, so
+   *     a later turn reads further)
    */
-  public List<OutboxRow> withoutOvertaken(List<OutboxRow> claimed) {
-    return DueOrder.withoutOvertaken(claimed);
+  public List<OutboxRow> withoutOvertaken(
+      Connection c, int partition, List<OutboxRow> claimed, boolean mayEmpty) throws SQLException {
+    if (!DueOrder.anyKeyedScheduled(claimed)) {
+      return claimed;
+    }
+    long lastRead = claimed.stream().mapToLong(OutboxRow::id).max().orElseThrow();
+    Instant horizon = null;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT o.created_at FROM postbox_outbox o WHERE o.partition_no = ?"
+                + " AND o.status = 'PENDING' AND o.id > ? AND o.due_at IS NULL ORDER BY o.id "
+                + dialect.limit())) {
+      ps.setInt(1, partition);
+      ps.setLong(2, lastRead);
+      ps.setInt(3, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          horizon = dialect.read(rs, "created_at");
+        }
+      }
+    }
+    return DueOrder.withoutOvertaken(claimed, horizon, mayEmpty);
   }
 
   /**

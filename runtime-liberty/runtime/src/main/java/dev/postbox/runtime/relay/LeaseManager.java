@@ -66,9 +66,9 @@ final class LeaseManager {
 
   /**
    * As {@link #heartbeat(java.util.function.IntPredicate)}; {@code stuck} partitions (a turn of
-   * them hangs in a broker call) are not renewed, and while there are any this instance takes no
-   * partition over and does not count as live: their leases expire, another instance takes them
-   * over, and the hung turn, if it returns, is fenced and marks nothing.
+   * them hangs in a broker call) are neither renewed nor taken, and while there are any this
+   * instance does not count as live: their leases expire, another instance takes them over, and the
+   * hung turn, if it returns, is fenced and marks nothing.
    */
   Set<Integer> heartbeat(java.util.function.IntPredicate busy, Set<Integer> stuck) {
     Instant now = tx.inTransaction(dialect::databaseNow);
@@ -100,8 +100,8 @@ final class LeaseManager {
           surplus--;
         }
       }
-    } else if (owned.size() < share && stuck.isEmpty()) { // none while a turn of its hangs
-      takeOver(share - owned.size(), now, until);
+    } else if (owned.size() < share) {
+      takeOver(share - owned.size(), now, until, stuck);
     }
     tx.inTransaction(
         c -> {
@@ -123,10 +123,11 @@ final class LeaseManager {
    * instance's own renewals, for as long as the pause lasts. Two instances taking over at once get
    * different rows.
    */
-  private void takeOver(int wanted, Instant now, Instant until) {
+  private void takeOver(int wanted, Instant now, Instant until, Set<Integer> stuck) {
     tx.inTransaction(
         c -> {
           List<Integer> free = leases.lockFree(c, now, wanted);
+          free.removeAll(stuck); // not while a turn of this instance hangs holding them
           if (!free.isEmpty()) { // nothing prepared that would not run (see the renewal)
             leases.take(c, settings.instanceId(), free, now, until);
           }

@@ -198,7 +198,8 @@ final class PublishTurn {
             List<OutboxRow> got = rows.claim(c, p, now, budget, waitingKeys);
             if (got.size() == budget) {
               full.add(p); // goes again at once, with what this claim did not read
-              got = rows.withoutOvertaken(got); // due-then-id across the claim's end
+              // due-then-id across the claim's end
+              got = rows.withoutOvertaken(c, p, got, budget < settings.batchSize());
             }
             for (OutboxRow row : got) {
               if (expiredAt(row, now)) {

@@ -90,25 +90,32 @@ class DueOrderTest {
   }
 
   @Test
-  void aFullClaimHoldsBackAScheduledRowDueAfterItsLastPlainRowWithItsKeysLaterRows() {
+  void aFullClaimHoldsBackAScheduledRowDueAfterTheFirstUnreadRowWasRecordedWithItsKeysLaterRows() {
     List<OutboxRow> arranged =
         DueOrder.arrange(
             List.of(plain(1, "k", 1), scheduled(2, "k", 10), plain(3, "k", 11), plain(4, "x", 2)));
     assertThat(ids(arranged)).containsExactly(1L, 2L, 3L, 4L);
-    // the claim read rows recorded up to 2 s (row 4): an unread row of k may have come due
-    // between 2 and 10 s, before the scheduled row
-    assertThat(ids(DueOrder.withoutOvertaken(arranged))).containsExactly(1L, 4L);
-    List<OutboxRow> readFurther =
-        DueOrder.arrange(
-            List.of(plain(1, "k", 1), scheduled(2, "k", 10), plain(3, "k", 11), plain(4, "x", 12)));
-    assertThat(ids(DueOrder.withoutOvertaken(readFurther))).containsExactly(1L, 2L, 3L, 4L);
+    // the first unread row was recorded at 5 s: a row of k after it may have come due before 10 s
+    assertThat(ids(DueOrder.withoutOvertaken(arranged, T.plusSeconds(5), false)))
+        .containsExactly(1L, 4L);
+    assertThat(ids(DueOrder.withoutOvertaken(arranged, T.plusSeconds(10), false)))
+        .as("recorded when it fell due: after it")
+        .containsExactly(1L, 2L, 3L, 4L);
+    assertThat(DueOrder.withoutOvertaken(arranged, null, false))
+        .as("nothing unread")
+        .isSameAs(arranged);
   }
 
   @Test
-  void aFullClaimOfScheduledRowsOnlyKeepsTheEarliestDueAndIsNeverLeftEmpty() {
+  void aClaimOfOnlyScheduledRowsIsEmptiedOnlyWhenALaterTurnReadsFurther() {
     List<OutboxRow> arranged = List.of(scheduled(1, "k", 5), scheduled(2, "j", 3));
-    assertThat(ids(DueOrder.withoutOvertaken(arranged))).containsExactly(2L);
+    assertThat(ids(DueOrder.withoutOvertaken(arranged, T.plusSeconds(4), true)))
+        .containsExactly(2L);
+    assertThat(DueOrder.withoutOvertaken(arranged, T, true)).isEmpty();
+    assertThat(DueOrder.withoutOvertaken(arranged, T, false))
+        .as("a whole batch: it goes, so the partition makes progress")
+        .isSameAs(arranged);
     List<OutboxRow> keyless = List.of(row(1, null, T, T.plusSeconds(9)), plain(2, "k", 1));
-    assertThat(DueOrder.withoutOvertaken(keyless)).isSameAs(keyless);
+    assertThat(ids(DueOrder.withoutOvertaken(keyless, T, true))).containsExactly(1L, 2L);
   }
 }

@@ -494,24 +494,7 @@ abstract class RelayContract {
     // forever; a fresh-clone torture run on Artemis left 153 due rows so.
     String topic = topic(2);
     Broker broker = broker();
-    java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicBoolean first =
-        new java.util.concurrent.atomic.AtomicBoolean();
-    Publisher hangsOnce =
-        batches(
-            (destination, batch) -> {
-              if (first.compareAndSet(false, true)) {
-                entered.countDown();
-                try {
-                  release.await();
-                } catch (InterruptedException e) {
-                  Thread.currentThread().interrupt();
-                }
-              }
-              broker.publisher().publishAll(destination, batch);
-            });
-    closeAfterEach.add(0, release::countDown); // before the relays close: they wait for turns
+    HangsOnce hangs = new HangsOnce(broker);
     java.util.concurrent.CopyOnWriteArrayList<String> fenced =
         new java.util.concurrent.CopyOnWriteArrayList<>();
     RelayListener listener =
@@ -524,7 +507,7 @@ abstract class RelayContract {
     Relay hung =
         relay(
             tx,
-            hangsOnce,
+            hangs.publisher,
             settings("hung", 2).withLease(Duration.ofSeconds(1)),
             Executors.newCachedThreadPool(),
             Clock.systemUTC(),
@@ -539,7 +522,7 @@ abstract class RelayContract {
           repo.insert(c, event, Instant.now());
           return null;
         });
-    assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    assertThat(hangs.entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
     Relay rescuer =
         relay("rescuer", broker, settings("rescuer", 2).withLease(Duration.ofSeconds(1)));
     rescuer.start();
@@ -548,8 +531,97 @@ abstract class RelayContract {
         .extracting(d -> d.envelope().id())
         .contains(event.eventId());
     assertThat(rescuer.ownedPartitions()).contains(partition);
-    release.countDown();
+    hangs.release.countDown();
     await().atMost(Duration.ofSeconds(30)).until(() -> fenced.contains(event.eventId()));
+  }
+
+  @Test
+  void anInstanceWithAHungTurnStillTakesOverACrashedPeersPartitions() throws Exception {
+    // A first version of the hung-turn rule took nothing over while a turn hung: a peer that
+    // crashed then left its partitions to nobody.
+    String topic = topic(4);
+    Broker broker = broker();
+    HangsOnce hangs = new HangsOnce(broker);
+    Relay hung = relay(tx, hangs.publisher, settings("hung", 4).withLease(Duration.ofSeconds(1)));
+    Relay peer = relay("peer", broker, settings("peer", 4).withLease(Duration.ofSeconds(1)));
+    hung.start();
+    peer.start();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                !hung.ownedPartitions().isEmpty()
+                    && hung.ownedPartitions().size() + peer.ownedPartitions().size() == 4);
+    OutboxRepository repo = new OutboxRepository(dialect, 4);
+    int stuck = hung.ownedPartitions().iterator().next();
+    OutboxEvent hanging = event(topic, keyIn(stuck, 4), "hangs");
+    tx.inTransaction(
+        c -> {
+          repo.insert(c, hanging, Instant.now());
+          return null;
+        });
+    assertThat(hangs.entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    // the hung instance lets its partition go: the peer takes it
+    await().atMost(Duration.ofSeconds(30)).until(() -> peer.ownedPartitions().contains(stuck));
+    Set<Integer> peers = new HashSet<>(peer.ownedPartitions());
+    peers.remove(stuck);
+    peer.halt(); // a crash: no lease released
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int p : peers) {
+      events.add(event(topic, keyIn(p, 4), "in the crashed peer's partition " + p));
+    }
+    tx.inTransaction(
+        c -> {
+          repo.insertAll(c, events, Instant.now());
+          return null;
+        });
+    Consumer consumer = track(broker.subscribe(new Subscription(topic, "verify", 10_000)));
+    Set<String> got = new HashSet<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    Set<String> wanted = new HashSet<>();
+    events.forEach(e -> wanted.add(e.eventId()));
+    while (!got.containsAll(wanted) && System.nanoTime() < deadline) {
+      for (Delivery d : consumer.poll(100, Duration.ofMillis(200))) {
+        got.add(d.envelope().id());
+        d.ack();
+      }
+    }
+    assertThat(got).as("the crashed peer's partitions, taken over").containsAll(wanted);
+  }
+
+  /** A publisher whose first call hangs until released (a broker call that does not return). */
+  private final class HangsOnce {
+    final java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    private final java.util.concurrent.atomic.AtomicBoolean first =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    final Publisher publisher;
+
+    HangsOnce(Broker broker) {
+      closeAfterEach.add(0, release::countDown); // before the relays close: they wait for turns
+      publisher =
+          batches(
+              (destination, batch) -> {
+                if (first.compareAndSet(false, true)) {
+                  entered.countDown();
+                  try {
+                    release.await();
+                  } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                  }
+                }
+                broker.publisher().publishAll(destination, batch);
+              });
+    }
+  }
+
+  /** A key that falls in partition {@code p} of {@code n}. */
+  private static String keyIn(int p, int n) {
+    String key;
+    do {
+      key = "k-" + UUID.randomUUID();
+    } while (dev.postbox.runtime.outbox.Partitioner.partition(key, null, n) != p);
+    return key;
   }
 
   @Test
