@@ -1178,6 +1178,11 @@ final class TortureHarness {
           .forEach((row, count) -> d.append(count).append(" inbox ").append(row).append("; "));
       perOrder("SELECT CONCAT(event_type, ' ', status), COUNT(*) FROM postbox_outbox GROUP BY 1")
           .forEach((row, count) -> d.append(count).append(" outbox ").append(row).append("; "));
+      // deliveries whose handler keeps failing (each retry of one rewinds a Kafka partition)
+      perOrder(
+              "SELECT CONCAT(subscription, ' ', event_id, ' attempts=', attempts, ' error=',"
+                  + " COALESCE(last_error, '-')), attempts FROM postbox_inbox_attempt")
+          .forEach((row, n) -> d.append("failing: ").append(row).append("; "));
       d.append("now ").append(Instant.now()).append("; ");
     } catch (SQLException e) {
       d.append("(database: ").append(e.getMessage()).append(") ");

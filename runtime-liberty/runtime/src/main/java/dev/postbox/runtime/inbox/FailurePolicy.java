@@ -71,6 +71,22 @@ final class FailurePolicy {
       item.delivery.nack(settings.retry().delayAfter(Math.max(1, item.delivery.attempt())));
       return;
     }
+    if (attempts == 1 || attempts % 100 == 0) {
+      // once, then every hundredth: a handler that keeps failing holds its key (on Kafka, each
+      // retry also redelivers the rest of its partition), so it must show in the log
+      LOG.log(
+          Level.WARNING,
+          "inbox "
+              + settings.subscription()
+              + ": the handler of "
+              + item.envelope.type()
+              + " "
+              + id
+              + " failed (attempt "
+              + attempts
+              + "); retried with back-off",
+          failure);
+    }
     DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
     if (letter == null) {
       item.delivery.nack(settings.retry().delayAfter(attempts));
