@@ -49,11 +49,7 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
 
   @Override
   protected void handle(OrderCaptured order, Envelope event) throws Exception {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "INSERT INTO pay_ledger (order_id, customer, account_seq, amount_cents, event_id,"
-                    + " charged_at) VALUES (?, ?, ?, ?, ?, ?)")) {
+    try (Connection c = dataSource.getConnection()) {
       // The hold first: a cancel that commits with this charge means it is never published; one
       // that finds it no longer scheduled means it fell due first (ExpireOrder records the
       // expiry), unless this order is charged already: then only the inbox could have stopped
@@ -67,13 +63,21 @@ public class ChargeOrder extends JsonEventHandler<OrderCaptured> {
             "order " + order.orderId() + " was not charged: its hold expired first");
         return;
       }
-      ps.setString(1, order.orderId());
-      ps.setString(2, order.customer());
-      ps.setLong(3, Accounts.next(c, "pay_ledger", order.customer()));
-      ps.setLong(4, order.amountCents());
-      ps.setString(5, event.id());
-      ps.setTimestamp(6, Timestamp.from(Instant.now()));
-      ps.executeUpdate();
+      // Prepared only when it runs: Liberty's statement cache calls getMoreResults() when it
+      // closes a statement, and MariaDB Connector/J throws (NullPointerException) for one that
+      // never ran; an expired order's charge returned before it, and failed on every attempt.
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO pay_ledger (order_id, customer, account_seq, amount_cents, event_id,"
+                  + " charged_at) VALUES (?, ?, ?, ?, ?, ?)")) {
+        ps.setString(1, order.orderId());
+        ps.setString(2, order.customer());
+        ps.setLong(3, Accounts.next(c, "pay_ledger", order.customer()));
+        ps.setLong(4, order.amountCents());
+        ps.setString(5, event.id());
+        ps.setTimestamp(6, Timestamp.from(Instant.now()));
+        ps.executeUpdate();
+      }
     }
     outbox.record(
         OutboxEvent.builder()
