@@ -71,6 +71,7 @@ final class FailurePolicy {
       item.delivery.nack(settings.retry().delayAfter(Math.max(1, item.delivery.attempt())));
       return;
     }
+    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
     if (attempts == 1 || attempts % 100 == 0) {
       // once, then every hundredth: a handler that keeps failing holds its key (on Kafka, each
       // retry also redelivers the rest of its partition), so it must show in the log
@@ -84,10 +85,9 @@ final class FailurePolicy {
               + id
               + " failed (attempt "
               + attempts
-              + "); retried with back-off",
+              + (letter == null ? "); retried with back-off" : "); dead-lettered"),
           failure);
     }
-    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
     if (letter == null) {
       item.delivery.nack(settings.retry().delayAfter(attempts));
       listener.retried(settings.subscription(), item.envelope, attempts);

@@ -40,9 +40,6 @@ final class DueOrder {
             .add(row);
       }
     }
-    if (scheduled.isEmpty()) {
-      return rows;
-    }
     Map<String, Iterator<OutboxRow>> merged = new HashMap<>();
     scheduled.forEach(
         (key, due) -> merged.put(key, merge(plain.getOrDefault(key, List.of()), due).iterator()));

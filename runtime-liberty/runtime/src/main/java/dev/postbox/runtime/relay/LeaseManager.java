@@ -49,26 +49,16 @@ final class LeaseManager {
         });
   }
 
-  /** One heartbeat; returns the partitions this instance holds afterwards. */
-  Set<Integer> heartbeat() {
-    return heartbeat(p -> false);
-  }
-
   /**
    * One heartbeat; returns the partitions this instance holds afterwards. A partition for which
    * {@code busy} is true (a batch of it is being published) is not released to make room for
    * another instance: its rows were claimed, and a new owner would claim them again while this
    * instance still sends them. It goes at a later heartbeat.
-   */
-  Set<Integer> heartbeat(java.util.function.IntPredicate busy) {
-    return heartbeat(busy, Set.of());
-  }
-
-  /**
-   * As {@link #heartbeat(java.util.function.IntPredicate)}; {@code stuck} partitions (a turn of
-   * them hangs in a broker call) are neither renewed nor taken, and while there are any this
-   * instance does not count as live: their leases expire, another instance takes them over, and the
-   * hung turn, if it returns, is fenced and marks nothing.
+   *
+   * <p>{@code stuck} partitions (a turn of them hangs in a broker call) are neither renewed nor
+   * taken, and while there are any this instance does not count as live: their leases expire,
+   * another instance takes them over, and the hung turn, if it returns, is fenced and marks
+   * nothing.
    */
   Set<Integer> heartbeat(java.util.function.IntPredicate busy, Set<Integer> stuck) {
     Instant now = tx.inTransaction(dialect::databaseNow);

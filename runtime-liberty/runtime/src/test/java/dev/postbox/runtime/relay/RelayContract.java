@@ -565,6 +565,7 @@ abstract class RelayContract {
     await().atMost(Duration.ofSeconds(30)).until(() -> peer.ownedPartitions().contains(stuck));
     Set<Integer> peers = new HashSet<>(peer.ownedPartitions());
     peers.remove(stuck);
+    assertThat(peers).as("partitions the peer held besides the hung one").isNotEmpty();
     peer.halt(); // a crash: no lease released
     List<OutboxEvent> events = new ArrayList<>();
     for (int p : peers) {
