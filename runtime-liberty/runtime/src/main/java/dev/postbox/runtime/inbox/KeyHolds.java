@@ -7,20 +7,36 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Per-key order through failures, across polls: a key whose event failed is held behind that event,
- * and its later events are sent back to come after it. Lanes run in parallel, so this is safe for
- * concurrent use.
+ * and its later events are sent back to come after it. The hold lasts until the failed event is
+ * done and every event sent back behind it has come back: an event of the key that arrives
+ * meanwhile is sent back behind them too. Lanes run in parallel, so this is safe for concurrent
+ * use.
  */
 final class KeyHolds {
 
   /** Keys held behind a failed event, across polls (lanes run in parallel: concurrent). */
-  private final Map<String, Hold> holds = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Hold> holds = new ConcurrentHashMap<>();
 
-  /** A key held behind its failed event, until that event is due back. */
+  /**
+   * A key held behind its failed event ({@code eventId}, due back at {@code dueNanos}; null once it
+   * is done) and the events sent back behind it that have not come back yet ({@code away}: id to
+   * when it is due back).
+   */
   private record Hold(
-      String eventId, long dueNanos, java.util.concurrent.atomic.AtomicLong lastDueNanos) {}
+      String eventId, long dueNanos, AtomicLong lastDueNanos, Map<String, Long> away) {
+
+    /** Whether nothing is left to wait for: the failed event is done and every follower is back. */
+    boolean over(long now) {
+      away.values().removeIf(due -> now - due > HOLD_GRACE.toNanos()); // went to another consumer
+      boolean headGone = eventId == null || now - dueNanos > HOLD_GRACE.toNanos();
+      return headGone && away.isEmpty();
+    }
+  }
 
   /** How far apart a held key's events are sent back, so each returns after the one before. */
   static final long SPACING_NANOS = Duration.ofMillis(50).toNanos();
@@ -41,7 +57,7 @@ final class KeyHolds {
   boolean isHeadOfHold(Item item) {
     String key = item.envelope.key();
     Hold h = key == null ? null : holds.get(key);
-    return h != null && h.eventId.equals(item.envelope.id());
+    return h != null && item.envelope.id().equals(h.eventId);
   }
 
   /** The delay that sends an event back a little after one due back in {@code earlier}. */
@@ -52,9 +68,11 @@ final class KeyHolds {
   /**
    * A key whose event failed is held until that event is back and done: the key's other events that
    * arrive meanwhile, in this poll or a later one, are nacked to come back a little after it (50 ms
-   * more per place), so none overtakes it on brokers that redeliver by delay. A hold ends when its
-   * event is acknowledged (processed or dead-lettered), or a few seconds after it was due back
-   * without coming (it went to another consumer).
+   * more per place), so none overtakes it on brokers that redeliver by delay. Once the failed event
+   * is done, the events sent back behind it pass as they come back, and a new event of the key
+   * still goes behind them. A hold ends when its event is acknowledged (processed or dead-lettered)
+   * and its followers are back, or a few seconds after they were due back without coming (they went
+   * to another consumer).
    */
   List<Item> holdBack(List<Item> items) {
     if (holds.isEmpty()) {
@@ -65,7 +83,7 @@ final class KeyHolds {
     for (Item item : items) {
       String key = item.envelope.key();
       Hold h = key == null ? null : holds.get(key);
-      if (h != null && h.eventId.equals(item.envelope.id())) {
+      if (h != null && item.envelope.id().equals(h.eventId)) {
         headsHere.putIfAbsent(key, item);
       }
     }
@@ -75,42 +93,75 @@ final class KeyHolds {
       String key = item.envelope.key();
       Item head = key == null ? null : headsHere.get(key);
       if (head != null) {
-        // The head goes first among its key's events here: a follower sent back behind it can
-        // come back before it (its copy was late) in the same poll, and the lane keeps list order.
         if (headPlaced.add(key)) {
-          free.add(head);
-        }
-        if (item != head) {
-          free.add(item);
+          placeWithHead(head, items, holds.get(key), now, free);
         }
         continue;
       }
       Hold h = key == null ? null : holds.get(key);
-      if (h != null && now - h.dueNanos > HOLD_GRACE.toNanos()) {
-        holds.remove(key, h); // its event did not come back here: another consumer has it
+      if (h != null && h.over(now)) {
+        holds.remove(key, h);
         h = null;
       }
       if (h == null) {
         free.add(item);
         continue;
       }
-      // after the head and after every follower already sent back: the key keeps its order
-      long due =
-          h.lastDueNanos.accumulateAndGet(now, (last, t) -> Math.max(last, t) + SPACING_NANOS);
-      item.delivery.nack(atMostMaxDelay(Duration.ofNanos(due - now)));
+      if (h.eventId == null && h.away.remove(item.envelope.id()) != null) {
+        free.add(item); // a follower back after its head was done: in its place
+        continue;
+      }
+      sendBack(item, h, now); // after the head and every follower sent back: the key's order
     }
     return free;
   }
 
   /**
-   * After a lane: a key whose event was nacked is held behind the first such event; a hold whose
-   * event was acknowledged (processed or dead-lettered) ends.
+   * The head is here: it goes first among its key's events in this poll, then the followers that
+   * came back with it (a follower can come back before its head, its copy was late) in the order
+   * they were sent back, and the key's new events after them, or behind the followers still away.
+   * The lane keeps list order.
+   */
+  private void placeWithHead(Item head, List<Item> items, Hold h, long now, List<Item> free) {
+    String key = head.envelope.key();
+    free.add(head);
+    List<Item> back = new ArrayList<>();
+    List<Item> fresh = new ArrayList<>();
+    for (Item item : items) {
+      if (item != head && key.equals(item.envelope.key())) {
+        (h.away.containsKey(item.envelope.id()) ? back : fresh).add(item);
+      }
+    }
+    back.sort(java.util.Comparator.comparingLong(i -> h.away.get(i.envelope.id())));
+    back.forEach(i -> h.away.remove(i.envelope.id()));
+    free.addAll(back);
+    for (Item item : fresh) {
+      if (h.away.isEmpty()) {
+        free.add(item);
+      } else {
+        sendBack(item, h, now);
+      }
+    }
+  }
+
+  /** Nacks a held key's event to come back after every one sent back before it. */
+  private void sendBack(Item item, Hold h, long now) {
+    long due = h.lastDueNanos.accumulateAndGet(now, (last, t) -> Math.max(last, t) + SPACING_NANOS);
+    Duration delay = atMostMaxDelay(Duration.ofNanos(due - now));
+    h.away.put(item.envelope.id(), now + delay.toNanos());
+    item.delivery.nack(delay);
+  }
+
+  /**
+   * After a lane: a key whose event was nacked is held behind the first such event, the lane's
+   * other nacked events of the key joining its followers; a hold whose event was acknowledged
+   * (processed or dead-lettered) waits only for its followers, and ends once they are back.
    */
   void update(List<Item> items) {
     long now = System.nanoTime();
     if (holds.size() > 10_000) {
       // keys not seen again since their hold ended: forget them
-      holds.values().removeIf(h -> now - h.dueNanos > HOLD_GRACE.toNanos());
+      holds.entrySet().removeIf(e -> e.getValue().over(now));
     }
     Map<String, Item> firstNacked = new HashMap<>();
     Set<String> ackedIds = new HashSet<>();
@@ -129,26 +180,39 @@ final class KeyHolds {
       }
     }
     for (String key : keys) {
+      Hold old = holds.get(key);
       Item failed = firstNacked.get(key);
       if (failed != null) {
         Duration delay = failed.delivery.nackDelay();
         long lastDue = now + delay.toNanos();
+        Map<String, Long> away = new ConcurrentHashMap<>();
+        if (old != null) {
+          away.putAll(old.away);
+          lastDue = Math.max(lastDue, old.lastDueNanos.get());
+        }
         for (Item item : items) {
           Duration d = item.delivery.nackDelay();
-          if (key.equals(item.envelope.key()) && d != null) {
+          if (key.equals(item.envelope.key()) && d != null && item != failed) {
             lastDue = Math.max(lastDue, now + d.toNanos()); // the lane's own followers
+            away.put(item.envelope.id(), now + d.toNanos());
+          } else if (key.equals(item.envelope.key())) {
+            away.remove(item.envelope.id());
           }
         }
+        away.remove(failed.envelope.id());
         holds.put(
             key,
-            new Hold(
-                failed.envelope.id(),
-                now + delay.toNanos(),
-                new java.util.concurrent.atomic.AtomicLong(lastDue)));
-      } else {
-        Hold h = holds.get(key);
-        if (h != null && ackedIds.contains(h.eventId)) {
-          holds.remove(key, h);
+            new Hold(failed.envelope.id(), now + delay.toNanos(), new AtomicLong(lastDue), away));
+      } else if (old != null) {
+        ackedIds.forEach(old.away::remove);
+        Hold now2 =
+            old.eventId != null && ackedIds.contains(old.eventId)
+                ? new Hold(null, old.dueNanos, old.lastDueNanos, old.away)
+                : old;
+        if (now2.over(now)) {
+          holds.remove(key, old);
+        } else if (now2 != old) {
+          holds.replace(key, old, now2);
         }
       }
     }

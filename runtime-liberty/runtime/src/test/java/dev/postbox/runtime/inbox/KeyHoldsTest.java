@@ -145,4 +145,65 @@ class KeyHoldsTest {
     assertThat(holds.after(Duration.ofSeconds(5))).isEqualTo(Duration.ofSeconds(2));
     assertThat(holds.after(Duration.ofMillis(100))).isEqualTo(Duration.ofMillis(150));
   }
+
+  @Test
+  void aNewEventOfTheKeyStillGoesBehindTheFollowersSentBackOnceTheFailedOneIsDone() {
+    // EmbeddedTortureIT on 2026-12-05: e1 failed, e2 was sent back behind it; e1 came back and
+    // was processed, which ended the hold; e3 arrived before e2 was back, went free, and was
+    // charged before e2.
+    Recorded failed = new Recorded("e1", "k");
+    Item first = item(failed);
+    first.delivery.nack(Duration.ofMillis(100));
+    holds.update(List.of(first));
+    Recorded follower = new Recorded("e2", "k");
+    assertThat(holds.holdBack(List.of(item(follower)))).isEmpty();
+    assertThat(follower.nacks).hasSize(1);
+
+    Item back = item(new Recorded("e1", "k"));
+    assertThat(holds.holdBack(List.of(back))).containsExactly(back);
+    back.delivery.ack();
+    holds.update(List.of(back));
+
+    Recorded fresh = new Recorded("e3", "k");
+    assertThat(holds.holdBack(List.of(item(fresh)))).isEmpty();
+    assertThat(fresh.nacks).singleElement().matches(d -> d.compareTo(follower.nacks.get(0)) > 0);
+
+    Item followerBack = item(new Recorded("e2", "k"));
+    Item freshBack = item(new Recorded("e3", "k"));
+    assertThat(holds.holdBack(List.of(followerBack, freshBack)))
+        .extracting(i -> i.envelope.id())
+        .containsExactly("e2", "e3");
+    followerBack.delivery.ack();
+    freshBack.delivery.ack();
+    holds.update(List.of(followerBack, freshBack));
+
+    Recorded later = new Recorded("e4", "k");
+    assertThat(holds.holdBack(List.of(item(later)))).hasSize(1);
+    assertThat(later.nacks).isEmpty();
+  }
+
+  @Test
+  void withTheHeadBackItsReturnedFollowersGoInTheOrderTheyWereSentBackAndNewOnesWaitForTheRest() {
+    Recorded failed = new Recorded("e1", "k");
+    Item first = item(failed);
+    first.delivery.nack(Duration.ofMillis(100));
+    holds.update(List.of(first));
+    Recorded f2 = new Recorded("e2", "k");
+    Recorded f3 = new Recorded("e3", "k");
+    Recorded f4 = new Recorded("e4", "k");
+    assertThat(holds.holdBack(List.of(item(f2), item(f3), item(f4)))).isEmpty();
+
+    // the head comes back with e3 (early) and e2, and a new e5; e4 is still away
+    Recorded fresh = new Recorded("e5", "k");
+    assertThat(
+            holds.holdBack(
+                List.of(
+                    item(new Recorded("e3", "k")),
+                    item(fresh),
+                    item(new Recorded("e1", "k")),
+                    item(new Recorded("e2", "k")))))
+        .extracting(i -> i.envelope.id())
+        .containsExactly("e1", "e2", "e3");
+    assertThat(fresh.nacks).singleElement().matches(d -> d.compareTo(f4.nacks.get(0)) > 0);
+  }
 }
