@@ -117,9 +117,10 @@ final class KeyHolds {
   }
 
   /**
-   * The head is here: it goes first among its key's events in this poll, then the followers that
-   * came back with it (a follower can come back before its head, its copy was late) in the order
-   * they were sent back, and the key's new events after them, or behind the followers still away.
+   * The head is here: it goes first among its key's events in this poll (a follower can come back
+   * before its head, its copy was late), then the followers that came back with it, in the poll's
+   * order (on Kafka the offsets' order: not the order of their delays, which a re-sent follower can
+   * have out of place), and the key's new events after them, or behind the followers still away.
    * The lane keeps list order.
    */
   private void placeWithHead(Item head, List<Item> items, Hold h, long now, List<Item> free) {
@@ -132,7 +133,6 @@ final class KeyHolds {
         (h.away.containsKey(item.envelope.id()) ? back : fresh).add(item);
       }
     }
-    back.sort(java.util.Comparator.comparingLong(i -> h.away.get(i.envelope.id())));
     back.forEach(i -> h.away.remove(i.envelope.id()));
     free.addAll(back);
     for (Item item : fresh) {

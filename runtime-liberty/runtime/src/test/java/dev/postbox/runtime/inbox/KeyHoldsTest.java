@@ -183,7 +183,7 @@ class KeyHoldsTest {
   }
 
   @Test
-  void withTheHeadBackItsReturnedFollowersGoInTheOrderTheyWereSentBackAndNewOnesWaitForTheRest() {
+  void withTheHeadBackItsReturnedFollowersGoAfterItAndNewOnesWaitForTheFollowersStillAway() {
     Recorded failed = new Recorded("e1", "k");
     Item first = item(failed);
     first.delivery.nack(Duration.ofMillis(100));
@@ -193,15 +193,15 @@ class KeyHoldsTest {
     Recorded f4 = new Recorded("e4", "k");
     assertThat(holds.holdBack(List.of(item(f2), item(f3), item(f4)))).isEmpty();
 
-    // the head comes back with e3 (early) and e2, and a new e5; e4 is still away
+    // the head comes back after e2 (its copy was late), with e3 and a new e5; e4 is still away
     Recorded fresh = new Recorded("e5", "k");
     assertThat(
             holds.holdBack(
                 List.of(
-                    item(new Recorded("e3", "k")),
+                    item(new Recorded("e2", "k")),
                     item(fresh),
                     item(new Recorded("e1", "k")),
-                    item(new Recorded("e2", "k")))))
+                    item(new Recorded("e3", "k")))))
         .extracting(i -> i.envelope.id())
         .containsExactly("e1", "e2", "e3");
     assertThat(fresh.nacks).singleElement().matches(d -> d.compareTo(f4.nacks.get(0)) > 0);
