@@ -54,6 +54,13 @@ class KeyHoldsTest {
 
   private final KeyHolds holds = new KeyHolds(Duration.ofSeconds(2));
 
+  /** The event of key k fails and is sent back for 100 ms: its key is held behind it. */
+  private void failsAndHoldsItsKey(String id) {
+    Item failed = item(new Recorded(id, "k"));
+    failed.delivery.nack(Duration.ofMillis(100));
+    holds.update(List.of(failed));
+  }
+
   @Test
   void withoutAFailureNothingIsHeld() {
     Recorded a = new Recorded("a", "k");
@@ -151,10 +158,7 @@ class KeyHoldsTest {
     // EmbeddedTortureIT on 2026-12-05: e1 failed, e2 was sent back behind it; e1 came back and
     // was processed, which ended the hold; e3 arrived before e2 was back, went free, and was
     // charged before e2.
-    Recorded failed = new Recorded("e1", "k");
-    Item first = item(failed);
-    first.delivery.nack(Duration.ofMillis(100));
-    holds.update(List.of(first));
+    failsAndHoldsItsKey("e1");
     Recorded follower = new Recorded("e2", "k");
     assertThat(holds.holdBack(List.of(item(follower)))).isEmpty();
     assertThat(follower.nacks).hasSize(1);
@@ -184,10 +188,7 @@ class KeyHoldsTest {
 
   @Test
   void withTheHeadBackItsReturnedFollowersGoAfterItAndNewOnesWaitForTheFollowersStillAway() {
-    Recorded failed = new Recorded("e1", "k");
-    Item first = item(failed);
-    first.delivery.nack(Duration.ofMillis(100));
-    holds.update(List.of(first));
+    failsAndHoldsItsKey("e1");
     Recorded f2 = new Recorded("e2", "k");
     Recorded f3 = new Recorded("e3", "k");
     Recorded f4 = new Recorded("e4", "k");
