@@ -52,7 +52,15 @@ class KeyHoldsTest {
     return new Item(d, d.envelope, false);
   }
 
-  private final KeyHolds holds = new KeyHolds(Duration.ofSeconds(2));
+  /** The holds' clock (nanoseconds): time passes only when a test moves it. */
+  private final java.util.concurrent.atomic.AtomicLong clock =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private final KeyHolds holds = new KeyHolds(Duration.ofSeconds(2), clock::get);
+
+  private void pass(Duration d) {
+    clock.addAndGet(d.toNanos());
+  }
 
   /** The event of key k fails and is sent back for 100 ms: its key is held behind it. */
   private void failsAndHoldsItsKey(String id) {
@@ -206,5 +214,78 @@ class KeyHoldsTest {
         .extracting(i -> i.envelope.id())
         .containsExactly("e1", "e2", "e3");
     assertThat(fresh.nacks).singleElement().matches(d -> d.compareTo(f4.nacks.get(0)) > 0);
+  }
+
+  @Test
+  void aFollowerBackBeforeOneSentBackAheadOfItGoesRoundAgainAndTheLineKeepsItsOrder() {
+    // The second review: e2 came back before its late head and was sent back again, now due after
+    // e3; the head came back and was done; e3 came back first and passed, ahead of e2.
+    failsAndHoldsItsKey("e1");
+    Recorded e2 = new Recorded("e2", "k");
+    Recorded e3 = new Recorded("e3", "k");
+    assertThat(holds.holdBack(List.of(item(e2), item(e3)))).isEmpty();
+
+    Recorded e2early = new Recorded("e2", "k");
+    assertThat(holds.holdBack(List.of(item(e2early)))).isEmpty(); // the head is not back yet
+    assertThat(e2early.nacks).hasSize(1);
+
+    Item head = item(new Recorded("e1", "k"));
+    assertThat(holds.holdBack(List.of(head))).containsExactly(head);
+    head.delivery.ack();
+    holds.update(List.of(head));
+
+    Recorded e3back = new Recorded("e3", "k");
+    assertThat(holds.holdBack(List.of(item(e3back)))).isEmpty(); // e2 is still away
+    assertThat(e3back.nacks).hasSize(1);
+
+    Item e2back = item(new Recorded("e2", "k"));
+    assertThat(holds.holdBack(List.of(e2back))).containsExactly(e2back);
+    e2back.delivery.ack();
+    holds.update(List.of(e2back));
+    Item e3again = item(new Recorded("e3", "k"));
+    assertThat(holds.holdBack(List.of(e3again))).containsExactly(e3again);
+  }
+
+  @Test
+  void aHeadThatNeverComesBackEndsItsHoldAndItsLineGoesOnWithoutSendingAnEventBackForever() {
+    // The second review: the failed event and a follower went to another consumer (a rebalance);
+    // a later event that came back was sent back again and again, its own due time renewed each
+    // time, while the hold kept its head.
+    failsAndHoldsItsKey("e1"); // due back in 100 ms, never comes
+    pass(Duration.ofSeconds(3));
+    assertThat(holds.holdBack(List.of(item(new Recorded("e2", "k"))))).isEmpty(); // never comes
+    pass(Duration.ofMillis(2_500));
+    Recorded e9 = new Recorded("e9", "k");
+    assertThat(holds.holdBack(List.of(item(e9)))).isEmpty();
+    pass(Duration.ofMillis(100));
+    assertThat(holds.holdBack(List.of(item(new Recorded("e9", "k")))))
+        .as("e2 may still come back: e9 waits for it")
+        .isEmpty();
+
+    pass(Duration.ofSeconds(3)); // e2 was due back more than 5 s ago
+    Item e9back = item(new Recorded("e9", "k"));
+    assertThat(holds.holdBack(List.of(e9back))).containsExactly(e9back);
+    e9back.delivery.ack();
+    holds.update(List.of(e9back));
+    Recorded e10 = new Recorded("e10", "k");
+    assertThat(holds.holdBack(List.of(item(e10)))).hasSize(1);
+    assertThat(e10.nacks).isEmpty();
+  }
+
+  @Test
+  void aFollowerThatNeverComesBackHoldsItsKeyOnlyUntilAFewSecondsAfterItWasDue() {
+    failsAndHoldsItsKey("e1");
+    assertThat(holds.holdBack(List.of(item(new Recorded("e2", "k"))))).isEmpty();
+    Item head = item(new Recorded("e1", "k"));
+    assertThat(holds.holdBack(List.of(head))).containsExactly(head);
+    head.delivery.ack();
+    holds.update(List.of(head));
+
+    Recorded e3 = new Recorded("e3", "k"); // e2 went to another consumer
+    assertThat(holds.holdBack(List.of(item(e3)))).isEmpty();
+    pass(KeyHolds.HOLD_GRACE.plusSeconds(1));
+    Recorded e3back = new Recorded("e3", "k");
+    assertThat(holds.holdBack(List.of(item(e3back)))).hasSize(1);
+    assertThat(e3back.nacks).isEmpty();
   }
 }
