@@ -14,9 +14,8 @@ import java.util.function.LongSupplier;
 /**
  * Per-key order through failures, across polls: a key whose event failed is held behind that event,
  * and its later events are sent back to come after it. The hold lasts until the failed event is
- * done and every event sent back behind it has come back, in the order they were sent back: an
- * event of the key that arrives meanwhile, or comes back before one sent back ahead of it, is sent
- * back behind them. Lanes run in parallel, each with its own keys, so this is safe for concurrent
+ * done and every event sent back behind it has come back: an event of the key that arrives
+ * meanwhile is sent back behind them too. Lanes run in parallel, so this is safe for concurrent
  * use.
  */
 final class KeyHolds {
@@ -24,22 +23,16 @@ final class KeyHolds {
   /** Keys held behind a failed event, across polls (lanes run in parallel: concurrent). */
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
 
-  /** An event sent back behind a key's failed one: its place in the key's line, when it is due. */
-  private record Away(long place, long dueNanos) {}
-
   /**
    * A key held behind its failed event ({@code eventId}, due back at {@code dueNanos}; null once it
-   * is done or gone) and the events sent back behind it that have not come back yet.
+   * is done) and the events sent back behind it that have not come back yet ({@code away}: id to
+   * when it is due back).
    */
   private record Hold(
-      String eventId,
-      long dueNanos,
-      AtomicLong lastDueNanos,
-      AtomicLong places,
-      Map<String, Away> away) {
+      String eventId, long dueNanos, AtomicLong lastDueNanos, Map<String, Long> away) {
 
     Hold headless() {
-      return new Hold(null, dueNanos, lastDueNanos, places, away);
+      return new Hold(null, dueNanos, lastDueNanos, away);
     }
 
     /** Whether the failed event is done, or was due back too long ago (another consumer has it). */
@@ -47,29 +40,15 @@ final class KeyHolds {
       return eventId == null || now - dueNanos > HOLD_GRACE.toNanos();
     }
 
-    /** Forgets events due back too long ago: another consumer has them. */
+    /** Forgets followers due back too long ago: another consumer has them. */
     void forgetLate(long now) {
-      away.values().removeIf(a -> now - a.dueNanos > HOLD_GRACE.toNanos());
+      away.values().removeIf(due -> now - due > HOLD_GRACE.toNanos());
     }
 
     /** Whether nothing is left to wait for: the failed event is done and every follower is back. */
     boolean over(long now) {
       forgetLate(now);
       return headGone(now) && away.isEmpty();
-    }
-
-    /** Whether the event is away and nothing sent back ahead of it still is. */
-    boolean nextBack(String id) {
-      Away a = away.get(id);
-      if (a == null) {
-        return false;
-      }
-      for (Away other : away.values()) {
-        if (other.place < a.place) {
-          return false;
-        }
-      }
-      return true;
     }
   }
 
@@ -80,11 +59,12 @@ final class KeyHolds {
   static final Duration HOLD_GRACE = Duration.ofSeconds(5);
 
   private final Duration maxDelay;
-  private final LongSupplier nanoTime;
 
   /**
    * @param maxDelay the longest delay a delivery is ever nacked with (the retry policy's)
    */
+  private final LongSupplier nanoTime;
+
   KeyHolds(Duration maxDelay) {
     this(maxDelay, System::nanoTime);
   }
@@ -110,11 +90,10 @@ final class KeyHolds {
    * A key whose event failed is held until that event is back and done: the key's other events that
    * arrive meanwhile, in this poll or a later one, are nacked to come back a little after it (50 ms
    * more per place), so none overtakes it on brokers that redeliver by delay. Once the failed event
-   * is done (or was due back more than a few seconds ago without coming: another consumer has it),
-   * the events sent back behind it pass as they come back, each only once every event sent back
-   * ahead of it is back (one that comes back early goes round again, keeping its place), and a new
-   * event of the key goes behind them. A hold ends when nothing is left away, or a few seconds
-   * after what is left was due back.
+   * is done, the events sent back behind it pass as they come back, and a new event of the key
+   * still goes behind them. A hold ends when its event is acknowledged (processed or dead-lettered)
+   * and its followers are back, or a few seconds after they were due back without coming (they went
+   * to another consumer).
    */
   List<Item> holdBack(List<Item> items) {
     if (holds.isEmpty()) {
@@ -152,16 +131,15 @@ final class KeyHolds {
         continue;
       }
       if (h.eventId != null && h.headGone(now)) {
-        Hold headless = h.headless(); // its event went to another consumer: the line goes on
+        Hold headless = h.headless(); // its event went to another consumer: its followers go on
         holds.replace(key, h, headless);
         h = headless;
       }
-      if (h.eventId == null && h.nextBack(item.envelope.id())) {
-        h.away.remove(item.envelope.id());
-        free.add(item); // back after its head was done, and next in line
+      if (h.eventId == null && h.away.remove(item.envelope.id()) != null) {
+        free.add(item); // a follower back after its head was done: in its place
         continue;
       }
-      sendBack(item, h, now);
+      sendBack(item, h, now); // after the head and every follower sent back: the key's order
     }
     return free;
   }
@@ -169,28 +147,23 @@ final class KeyHolds {
   /**
    * The head is here: it goes first among its key's events in this poll (a follower can come back
    * before its head, its copy was late), then the followers that came back with it, in the poll's
-   * order (on Kafka the offsets') as long as each is next in line, and the key's new events after
-   * them once nothing is away. What cannot go yet is sent back. The lane keeps list order.
+   * order (on Kafka the offsets' order: not the order of their delays, which a re-sent follower can
+   * have out of place), and the key's new events after them, or behind the followers still away.
+   * The lane keeps list order.
    */
   private void placeWithHead(Item head, List<Item> items, Hold h, long now, List<Item> free) {
     String key = head.envelope.key();
     free.add(head);
-    h.forgetLate(now);
+    List<Item> back = new ArrayList<>();
     List<Item> fresh = new ArrayList<>();
     for (Item item : items) {
-      if (item == head || !key.equals(item.envelope.key())) {
-        continue;
-      }
-      String id = item.envelope.id();
-      if (!h.away.containsKey(id)) {
-        fresh.add(item);
-      } else if (h.nextBack(id)) {
-        h.away.remove(id);
-        free.add(item);
-      } else {
-        sendBack(item, h, now);
+      if (item != head && key.equals(item.envelope.key())) {
+        (h.away.containsKey(item.envelope.id()) ? back : fresh).add(item);
       }
     }
+    back.forEach(i -> h.away.remove(i.envelope.id()));
+    free.addAll(back);
+    h.forgetLate(now);
     for (Item item : fresh) {
       if (h.away.isEmpty()) {
         free.add(item);
@@ -200,35 +173,24 @@ final class KeyHolds {
     }
   }
 
-  /**
-   * Nacks a held key's event to come back after every one sent back before it; one that was away
-   * already keeps its place in the line.
-   */
+  /** Nacks a held key's event to come back after every one sent back before it. */
   private void sendBack(Item item, Hold h, long now) {
     long due = h.lastDueNanos.accumulateAndGet(now, (last, t) -> Math.max(last, t) + SPACING_NANOS);
     Duration delay = atMostMaxDelay(Duration.ofNanos(due - now));
-    Away was = h.away.get(item.envelope.id());
-    long place = was != null ? was.place : h.places.incrementAndGet();
-    h.away.put(item.envelope.id(), new Away(place, now + delay.toNanos()));
+    h.away.put(item.envelope.id(), now + delay.toNanos());
     item.delivery.nack(delay);
   }
 
   /**
    * After a lane: a key whose event was nacked is held behind the first such event, the lane's
-   * other nacked events of the key taking the first places in its line (they were ahead of every
-   * event still away); a hold whose event was acknowledged (processed or dead-lettered) waits only
-   * for its line, and ends once it is back.
+   * other nacked events of the key joining its followers; a hold whose event was acknowledged
+   * (processed or dead-lettered) waits only for its followers, and ends once they are back.
    */
   void update(List<Item> items) {
     long now = nanoTime.getAsLong();
     if (holds.size() > 10_000) {
       // keys not seen again since their hold ended: forget them
-      holds.forEach(
-          (key, h) -> {
-            if (h.over(now)) {
-              holds.remove(key, h);
-            }
-          });
+      holds.entrySet().removeIf(e -> e.getValue().over(now));
     }
     Map<String, Item> firstNacked = new HashMap<>();
     Set<String> ackedIds = new HashSet<>();
@@ -250,58 +212,36 @@ final class KeyHolds {
       Hold old = holds.get(key);
       Item failed = firstNacked.get(key);
       if (failed != null) {
-        holds.put(key, heldBehind(failed, items, old, now));
+        Duration delay = failed.delivery.nackDelay();
+        long lastDue = now + delay.toNanos();
+        Map<String, Long> away = new ConcurrentHashMap<>();
+        if (old != null) {
+          away.putAll(old.away);
+          lastDue = Math.max(lastDue, old.lastDueNanos.get());
+        }
+        for (Item item : items) {
+          Duration d = item.delivery.nackDelay();
+          if (key.equals(item.envelope.key()) && d != null && item != failed) {
+            lastDue = Math.max(lastDue, now + d.toNanos()); // the lane's own followers
+            away.put(item.envelope.id(), now + d.toNanos());
+          } else if (key.equals(item.envelope.key())) {
+            away.remove(item.envelope.id());
+          }
+        }
+        away.remove(failed.envelope.id());
+        holds.put(
+            key,
+            new Hold(failed.envelope.id(), now + delay.toNanos(), new AtomicLong(lastDue), away));
       } else if (old != null) {
         ackedIds.forEach(old.away::remove);
-        Hold after = old.eventId != null && ackedIds.contains(old.eventId) ? old.headless() : old;
-        if (after.over(now)) {
+        Hold now2 = old.eventId != null && ackedIds.contains(old.eventId) ? old.headless() : old;
+        if (now2.over(now)) {
           holds.remove(key, old);
-        } else if (after != old) {
-          holds.replace(key, old, after);
+        } else if (now2 != old) {
+          holds.replace(key, old, now2);
         }
       }
     }
-  }
-
-  /** The hold of a key whose event {@code failed} was nacked in this lane. */
-  private Hold heldBehind(Item failed, List<Item> items, Hold old, long now) {
-    String key = failed.envelope.key();
-    Duration delay = failed.delivery.nackDelay();
-    long lastDue = now + delay.toNanos();
-    Map<String, Away> away = new ConcurrentHashMap<>();
-    AtomicLong places = old != null ? old.places : new AtomicLong();
-    if (old != null) {
-      away.putAll(old.away);
-      lastDue = Math.max(lastDue, old.lastDueNanos.get());
-    }
-    List<Item> followers = new ArrayList<>();
-    for (Item item : items) {
-      if (item != failed && key.equals(item.envelope.key())) {
-        away.remove(item.envelope.id());
-        if (item.delivery.nackDelay() != null) {
-          followers.add(item); // the lane's own, nacked behind the failed one
-        }
-      }
-    }
-    away.remove(failed.envelope.id());
-    // they passed, so nothing still away was ahead of them: they go first, in the lane's order
-    long place = firstPlaceOf(away, places.get() + 1) - followers.size();
-    for (Item item : followers) {
-      long due = now + item.delivery.nackDelay().toNanos();
-      lastDue = Math.max(lastDue, due);
-      away.put(item.envelope.id(), new Away(place++, due));
-    }
-    return new Hold(
-        failed.envelope.id(), now + delay.toNanos(), new AtomicLong(lastDue), places, away);
-  }
-
-  /** The lowest place in the line, or {@code fallback} when nobody is away. */
-  private static long firstPlaceOf(Map<String, Away> away, long fallback) {
-    long first = fallback;
-    for (Away a : away.values()) {
-      first = Math.min(first, a.place);
-    }
-    return first;
   }
 
   private Duration atMostMaxDelay(Duration d) {
