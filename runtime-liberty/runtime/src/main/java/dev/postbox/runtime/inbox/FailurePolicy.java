@@ -72,9 +72,9 @@ final class FailurePolicy {
       return;
     }
     DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
-    if (attempts == 1 || attempts % 100 == 0) {
-      // once, then every hundredth: a handler that keeps failing holds its key (on Kafka, each
-      // retry also redelivers the rest of its partition), so it must show in the log
+    if (attempts == 1 || attempts % 100 == 0 || letter != null) {
+      // once, every hundredth, and the last: a handler that keeps failing holds its key (on
+      // Kafka, each retry also redelivers the rest of its partition), so it must show in the log
       LOG.log(
           Level.WARNING,
           "inbox "

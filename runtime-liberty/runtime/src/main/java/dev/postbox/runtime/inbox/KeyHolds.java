@@ -60,11 +60,11 @@ final class KeyHolds {
 
   private final Duration maxDelay;
 
+  private final LongSupplier nanoTime;
+
   /**
    * @param maxDelay the longest delay a delivery is ever nacked with (the retry policy's)
    */
-  private final LongSupplier nanoTime;
-
   KeyHolds(Duration maxDelay) {
     this(maxDelay, System::nanoTime);
   }
@@ -228,17 +228,16 @@ final class KeyHolds {
             away.remove(item.envelope.id());
           }
         }
-        away.remove(failed.envelope.id());
         holds.put(
             key,
             new Hold(failed.envelope.id(), now + delay.toNanos(), new AtomicLong(lastDue), away));
       } else if (old != null) {
         ackedIds.forEach(old.away::remove);
-        Hold now2 = old.eventId != null && ackedIds.contains(old.eventId) ? old.headless() : old;
-        if (now2.over(now)) {
+        Hold after = old.eventId != null && ackedIds.contains(old.eventId) ? old.headless() : old;
+        if (after.over(now)) {
           holds.remove(key, old);
-        } else if (now2 != old) {
-          holds.replace(key, old, now2);
+        } else if (after != old) {
+          holds.replace(key, old, after);
         }
       }
     }

@@ -227,6 +227,8 @@ class KeyHoldsTest {
     pass(Duration.ofMillis(2_500));
     assertThat(holds.holdBack(List.of(item(new Recorded("e9", "k"))))).isEmpty();
     pass(Duration.ofMillis(100)); // e1 was due more than 5 s ago: gone
+    // What is asserted is that the line moves (no endless send-back), not its order: e9 passing
+    // before e2, which may still come back, is the gap docs/inbox.md lists as not covered.
     Item e9back = item(new Recorded("e9", "k"));
     assertThat(holds.holdBack(List.of(e9back))).containsExactly(e9back);
     e9back.delivery.ack();
