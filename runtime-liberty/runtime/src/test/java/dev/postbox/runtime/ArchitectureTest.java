@@ -136,12 +136,19 @@ class ArchitectureTest {
 
   /** The parts a flow uses for one step each. */
   private static final String[] INBOX_PARTS = {
-    "Recording", "FailurePolicy", "Classifier", "KeyHolds", "Stalls", "BatchFallbacks"
+    "Recording", "FailurePath", "Classifier", "Stalls", "BatchFallbacks"
   };
 
   /** The leaves every part may use: the handler call and its failures, the tracked delivery. */
   private static final String[] INBOX_LEAVES = {
-    "HandlerCall", "Tracked", "Poison", "Item", "Failures"
+    "HandlerCall",
+    "Tracked",
+    "Poison",
+    "Item",
+    "Failures",
+    "HeldKeys",
+    "LetterDraft",
+    "InboxUnavailableException"
   };
 
   private static com.tngtech.archunit.base.DescribedPredicate<

@@ -115,7 +115,7 @@ class PostboxIT {
 
     InboxSubscription s = postbox.inbox().subscription(topic + "/embedded").orElseThrow();
     assertThat(s.counts().processed()).isEqualTo(committed.size());
-    assertThat(s.deferredQueue()).isEmpty();
+    assertThat(s.deferredQueue()).hasValue(0); // nothing failed: nothing waits for a retry
     assertThat(s.deadLetters().openCount()).isZero();
     assertThat(postbox.outboxOperations().publishedByThisInstance())
         .isGreaterThanOrEqualTo(committed.size());

@@ -19,7 +19,10 @@ public interface InboxSubscription {
   /** Duplicates it rejected over all instances and restarts (read from the database). */
   long duplicatesSinceFirstStart();
 
-  /** Events queued for deferred workers (read from the database); empty in inline mode. */
+  /**
+   * Events in the inbox's queue (read from the database): in deferred mode every event waiting for
+   * a worker; in inline mode the events waiting for a retry and the later events of their keys.
+   */
   OptionalLong deferredQueue();
 
   DeadLetterOperations deadLetters();

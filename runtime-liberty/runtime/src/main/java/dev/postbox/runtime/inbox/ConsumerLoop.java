@@ -19,6 +19,15 @@ import java.util.function.Supplier;
  * application restarts, while pings from fresh connections report the broker healthy. Closing hands
  * the unacknowledged deliveries back to the broker, so nothing is lost by it.
  *
+ * <p>When the inbox cannot write to its database ({@link InboxUnavailableException}), the loop
+ * pauses: it polls nothing more, keeps the batch's unsettled deliveries unacknowledged (no ack
+ * without a commit) and hands them to the inbox again, in their order, every {@code backoff}, until
+ * they are written. So no attempt is burnt and no back-off grows while the database is down, no
+ * later event of a key overtakes one left unsettled, and the consumer resumes within one back-off
+ * of the database's return. (Kafka: a pause longer than {@code max.poll.interval.ms} costs a
+ * rebalance; the partition's unacknowledged records then come back from the committed offset, in
+ * order, and the inbox skips what it has.)
+ *
  * <p>Only failed polls count towards re-subscribing. A batch the inbox could not process (the
  * database is down) came from a working consumer; a new one would not help, and with Kafka it would
  * cost the group a rebalance. Both kinds are reported by {@link #failingFor()}.
@@ -95,18 +104,52 @@ final class ConsumerLoop implements Runnable {
       }
       pollsFailingSince = 0;
       Stalls watching = stalls;
-      if (watching != null) {
-        batch = watching.watch(batch);
-      }
+      batch =
+          watching != null
+              ? watching.watch(batch)
+              : batch.stream().<Delivery>map(Tracked::of).toList();
       try {
         process.accept(batch);
         failingSince = 0;
+      } catch (InboxUnavailableException down) {
+        failed(down);
+        retryUntilWritten(batch);
       } catch (RuntimeException e) {
         // The database, most likely: back off; the unacked deliveries come back.
         failed(e);
         LockSupport.parkNanos(backoff.toNanos());
       }
     }
+  }
+
+  /**
+   * The pause while the database is down: the batch's unsettled deliveries, in order, handed to the
+   * inbox again every back-off until they are written (or the loop stops: they stay unacknowledged
+   * and the broker redelivers them).
+   */
+  private void retryUntilWritten(List<Delivery> batch) {
+    List<Delivery> left = unsettled(batch);
+    while (!stopped && !left.isEmpty()) {
+      LockSupport.parkNanos(backoff.toNanos());
+      if (stopped) {
+        return;
+      }
+      try {
+        process.accept(left);
+        failingSince = 0;
+        return;
+      } catch (InboxUnavailableException stillDown) {
+        failed(stillDown);
+        left = unsettled(left);
+      } catch (RuntimeException e) {
+        failed(e); // not the database's writes: as any failed batch, its deliveries come back
+        return;
+      }
+    }
+  }
+
+  private static List<Delivery> unsettled(List<Delivery> batch) {
+    return batch.stream().filter(d -> !((Tracked) d).settled()).toList();
   }
 
   /** Records a failure; returns when it started, without a break (System.nanoTime()). */

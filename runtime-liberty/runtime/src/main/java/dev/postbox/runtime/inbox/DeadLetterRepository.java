@@ -47,8 +47,24 @@ final class DeadLetterRepository {
     this.dialect = dialect;
   }
 
+  /** Stores a dead letter, as drafted; returns its id. */
+  long deadLetter(Connection c, String subscription, LetterDraft d, Instant now)
+      throws SQLException {
+    return deadLetter(
+        c,
+        subscription,
+        d.event(),
+        d.reason(),
+        d.why(),
+        d.attempts(),
+        d.headers(),
+        d.payload(),
+        d.metadata(),
+        now);
+  }
+
   /** Stores a dead letter; the envelope is null when the message was not a valid event. */
-  long deadLetter(
+  private long deadLetter(
       Connection c,
       String subscription,
       Envelope e,

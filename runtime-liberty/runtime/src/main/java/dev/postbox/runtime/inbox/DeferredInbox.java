@@ -19,16 +19,20 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The worker half of deferred mode: runs the handler for events that an {@link InboxProcessor} in
- * deferred mode recorded as RECEIVED and queued.
+ * The inbox queue's workers: run the handler for events that an {@link InboxProcessor} recorded as
+ * RECEIVED and queued. In deferred mode that is every event; in inline mode it is an event whose
+ * handler failed (waiting for its next attempt) and the later events of its key, queued behind it.
+ * One engine for both modes: retries run here, from the database, never from the broker.
  *
  * <p>A worker claims ready events with {@code FOR UPDATE SKIP LOCKED}, only ever the oldest pending
  * event of each key, and runs their handlers in one transaction that also marks them PROCESSED and
  * removes them from the queue. If a handler fails, that transaction rolls back and the claimed
  * events are run one per transaction, so a failing event cannot hold back events of other keys. A
- * failure counts an attempt (in its own transaction) and delays the event with back-off; its key
- * waits behind it. After the last attempt it is dead-lettered and its key moves on. (A little over
- * 300 lines: the workers' loop with its wake-ups and shutdown, beside the attempt itself.)
+ * failure goes through the {@link FailurePath}: it counts an attempt (in its own transaction) and
+ * delays the event with back-off; its key waits behind it. After the last attempt it is
+ * dead-lettered and its key moves on (in sequenced mode, the key's queued events are parked behind
+ * the letter at their next claim). (A little over 300 lines: the workers' loop with its wake-ups
+ * and shutdown, beside the attempt itself.)
  */
 final class DeferredInbox implements AutoCloseable {
 
@@ -48,6 +52,8 @@ final class DeferredInbox implements AutoCloseable {
 
   private final Transactions tx;
   private final DeadLetterRepository letters;
+  private final LetterHoldRepository holds;
+  private final FailurePath failures;
   private final PendingEventRepository pending;
   private final InboxSettings settings;
   private final InboxHandler handler;
@@ -66,13 +72,13 @@ final class DeferredInbox implements AutoCloseable {
       InboxHandler handler,
       Clock clock,
       InboxListener listener) {
-    if (!settings.deferred()) {
-      throw new IllegalArgumentException(
-          "subscription " + settings.subscription() + " is not in deferred mode");
-    }
     this.tx = tx;
     this.letters = new DeadLetterRepository(dialect);
+    this.holds = new LetterHoldRepository(dialect);
     this.pending = new PendingEventRepository(dialect);
+    this.failures =
+        new FailurePath(
+            tx, new InboxRepository(dialect), letters, pending, settings, clock, listener);
     this.settings = settings;
     this.handler = handler;
     this.clock = clock;
@@ -80,10 +86,14 @@ final class DeferredInbox implements AutoCloseable {
     this.fallbacks = new BatchFallbacks(settings.subscription(), System::nanoTime);
   }
 
-  /** Starts {@link InboxSettings#workers()} worker loops on the executor. */
+  /**
+   * Starts the worker loops on the executor: {@link InboxSettings#workers()} in deferred mode; one
+   * in inline mode, where the queue holds only retries and the keys behind them.
+   */
   public synchronized void start(Executor executor) {
-    workersDone = new CountDownLatch(settings.workers());
-    for (int i = 0; i < settings.workers(); i++) {
+    int n = settings.deferred() ? settings.workers() : 1;
+    workersDone = new CountDownLatch(n);
+    for (int i = 0; i < n; i++) {
       executor.execute(this::workLoop);
     }
   }
@@ -163,7 +173,7 @@ final class DeferredInbox implements AutoCloseable {
           throw failure; // the claim itself failed: the database, not a handler
         }
         eachSucceeded = false;
-        failed(current[0], failure);
+        failures.queued(current[0], failure);
       }
       claimed++;
     }
@@ -186,20 +196,22 @@ final class DeferredInbox implements AutoCloseable {
       letters.deadLetter(
           c,
           settings.subscription(),
-          null,
-          DeadLetterReason.MALFORMED,
-          "queued before this version's event rules and not runnable now: " + u.why().getMessage(),
-          1,
-          u.raw(),
-          u.payload(),
-          u.metadata(),
+          new LetterDraft(
+              null,
+              DeadLetterReason.MALFORMED,
+              "queued before this version's event rules and not runnable now: "
+                  + u.why().getMessage(),
+              1,
+              u.raw(),
+              u.payload(),
+              u.metadata()),
           now);
       pending.dropStale(c, settings.subscription(), u);
     }
     // Past its expiry by now (it was not when it arrived): an EXPIRED letter with the times, in
     // this transaction, and its key's next event goes on; never handled.
     List<Pending> ready = new java.util.ArrayList<>();
-    for (Pending p : claimed.ready()) {
+    for (Pending p : parkHeld(c, claimed.ready(), now)) {
       java.util.Optional<Instant> expiry = p.event().expiryTime();
       if (expiry.isEmpty() || expiry.get().isAfter(now)) {
         ready.add(p);
@@ -208,24 +220,61 @@ final class DeferredInbox implements AutoCloseable {
       letters.deadLetter(
           c,
           settings.subscription(),
-          p.event(),
-          DeadLetterReason.EXPIRED,
-          "expired at "
-              + expiry.get()
-              + ", reached by the deferred worker at "
-              + now
-              + " ("
-              + java.time.Duration.between(expiry.get(), now).toMillis()
-              + " ms late)",
-          p.attempts(),
-          Map.of(),
-          null,
-          p.metadata(),
+          LetterDraft.of(
+              p.event(),
+              DeadLetterReason.EXPIRED,
+              "expired at "
+                  + expiry.get()
+                  + ", reached by the queue's worker at "
+                  + now
+                  + " ("
+                  + java.time.Duration.between(expiry.get(), now).toMillis()
+                  + " ms late)",
+              p.attempts(),
+              p.metadata()),
           now);
       if (!pending.deadLettered(c, settings.subscription(), p) && p.event().key() != null) {
         recheck.add(p.event().key());
       }
       listener.deadLettered(settings.subscription(), DeadLetterReason.EXPIRED);
+    }
+    return ready;
+  }
+
+  /**
+   * Sequenced mode: a claimed head whose key has an open dead letter (its event before it was
+   * dead-lettered, or a receiver queued it behind a head that then was) is never run; the key's
+   * queued events are parked behind the letter, oldest first, in this transaction. The same look-up
+   * as the receiver's ({@link HeldKeys}). Other modes: the claim as it is.
+   */
+  private List<Pending> parkHeld(Connection c, List<Pending> claimed, Instant now)
+      throws java.sql.SQLException {
+    if (!settings.sequenced() || claimed.isEmpty()) {
+      return claimed;
+    }
+    Set<String> keys = new HashSet<>();
+    claimed.forEach(p -> keys.add(p.event().key()));
+    keys.remove(null);
+    Map<String, Long> letterHeld =
+        HeldKeys.lookup(c, settings.subscription(), true, holds, keys).byLetter();
+    if (letterHeld.isEmpty()) {
+      return claimed;
+    }
+    List<Pending> ready = new java.util.ArrayList<>();
+    for (Pending p : claimed) {
+      Long blocker = p.event().key() == null ? null : letterHeld.get(p.event().key());
+      if (blocker == null) {
+        ready.add(p);
+        continue;
+      }
+      for (Pending held : pending.takeKey(c, settings.subscription(), p.event().key())) {
+        letters.deadLetter(
+            c,
+            settings.subscription(),
+            Recording.parked(held.event(), blocker, held.attempts(), held.metadata()),
+            now);
+        listener.parked(settings.subscription(), held.event());
+      }
     }
     return ready;
   }
@@ -260,55 +309,6 @@ final class DeferredInbox implements AutoCloseable {
           Level.INFO,
           "deferred inbox " + settings.subscription() + ": restored " + restored + " lost heads");
     }
-  }
-
-  private void failed(Pending p, RuntimeException failure) {
-    HandlerCall.Failure f = HandlerCall.Failure.of(failure);
-    String error = f.error();
-    if (f.isFinal()) {
-      deadLetter(p, f.unprocessable(), error, p.attempts() + 1);
-      return;
-    }
-    int attempts =
-        tx.inTransaction(
-            c ->
-                pending.failed(
-                    c,
-                    p,
-                    error,
-                    clock.instant().plus(settings.retry().delayAfter(p.attempts() + 1))));
-    if (attempts == 0) {
-      return; // settled meanwhile by someone else
-    }
-    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
-    if (letter == null) {
-      listener.retried(settings.subscription(), p.event(), attempts);
-      return;
-    }
-    deadLetter(p, letter, error, attempts);
-  }
-
-  private void deadLetter(Pending p, DeadLetterReason reason, String error, int attempts) {
-    boolean next =
-        tx.inTransaction(
-            c -> {
-              letters.deadLetter(
-                  c,
-                  settings.subscription(),
-                  p.event(),
-                  reason,
-                  error,
-                  attempts,
-                  Map.of(),
-                  null,
-                  p.metadata(),
-                  clock.instant());
-              return pending.deadLettered(c, settings.subscription(), p);
-            });
-    if (!next) {
-      recheckHeads(Set.of(p.event().key()));
-    }
-    listener.deadLettered(settings.subscription(), reason);
   }
 
   private void workLoop() {

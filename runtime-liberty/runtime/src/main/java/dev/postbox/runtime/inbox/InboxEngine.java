@@ -135,19 +135,8 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
   }
 
   private void start(Registration r, InboxListener also) {
-    InboxSettings configured = cfg.settingsFor(r.destination(), r.group(), r.types());
-    Duration maxNack = broker.capabilities().maxNackDelay();
-    InboxSettings settings = configured.withNackDelayAtMost(maxNack);
-    if (settings != configured) {
-      LOG.log(
-          Level.WARNING,
-          "inbox "
-              + configured.subscription()
-              + ": retry delays above the broker's longest nack delay ("
-              + maxNack
-              + ") are cut to it; postbox.inbox.max-delay asked for "
-              + configured.retry().maxDelay());
-    }
+    // Retries wait in the database, not in the broker: no delay is cut to the broker's nack limit.
+    InboxSettings settings = cfg.settingsFor(r.destination(), r.group(), r.types());
     String name = settings.subscription();
     InboxCounting counts = new InboxCounting(also);
     InboxHandler handler =
@@ -159,13 +148,10 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
             also.handled(name, Duration.ofNanos(System.nanoTime() - began));
           }
         };
-    InboxListener listener = counts;
-    DeferredInbox deferred = null;
-    if (settings.deferred()) {
-      deferred = new DeferredInbox(tx, dialect, settings, handler, clock, counts);
-      deferred.start(executor);
-      listener = counts.waking(deferred);
-    }
+    // The queue's workers: every event in deferred mode; retries and the keys behind them inline.
+    DeferredInbox queue = new DeferredInbox(tx, dialect, settings, handler, clock, counts);
+    queue.start(executor);
+    InboxListener listener = counts.waking(queue);
     InboxProcessor inbox =
         new InboxProcessor(
             tx,
@@ -186,7 +172,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
             RESUBSCRIBE_AFTER,
             Duration.ofSeconds(1),
             System::nanoTime);
-    // A delivery nacked for the longest retry delay comes back after it: still the same stall.
+    // A delivery left unacknowledged while the database is down is still the same stall.
     Duration active = settings.retry().maxDelay().multipliedBy(2).plusMinutes(1);
     if (cfg.stuckAfter().compareTo(settings.retry().maxDelay()) <= 0) {
       LOG.log(
@@ -207,7 +193,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
             settings,
             r.destination(),
             letters,
-            deferred,
+            queue,
             loop,
             watch,
             inbox.front(),
@@ -342,7 +328,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     stopped = true;
     scheduled.forEach(f -> f.cancel(false));
     running.values().forEach(r -> r.loop.close());
-    running.values().stream().filter(r -> r.deferred != null).forEach(r -> r.deferred.close());
+    running.values().forEach(r -> r.queue.close());
     for (CountDownLatch done : loopsDone) {
       try {
         done.await(30, TimeUnit.SECONDS);

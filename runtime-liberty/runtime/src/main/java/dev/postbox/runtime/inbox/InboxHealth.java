@@ -8,7 +8,8 @@ import java.util.Map;
  * @param brokerUp true if the broker answered, false if not, null if the adapter cannot tell
  * @param brokerError why the ping failed, or null
  * @param databaseError why the database query failed, or null
- * @param deferredDepths events waiting for deferred workers, per subscription
+ * @param deferredDepths events in the inbox queue (deferred: waiting for a worker; inline: waiting
+ *     for a retry, and the later events of their keys), per subscription
  * @param failingLoops subscriptions whose loop has failed for 30 s or more, or is stuck, with why
  * @param openLetters per subscription with any, its open dead letters and parked events
  */

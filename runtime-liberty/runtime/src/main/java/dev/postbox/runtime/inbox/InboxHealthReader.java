@@ -53,9 +53,7 @@ final class InboxHealthReader {
     Map<String, InboxHealth.OpenLetters> letters = Map.of();
     try {
       for (RunningSubscription r : running) {
-        if (r.deferred != null) {
-          depths.put(r.name(), r.deferred.depth());
-        }
+        depths.put(r.name(), r.queue.depth()); // deferred: every event; inline: retries
       }
       // also the database round trip of the reading
       letters = tx.inTransaction(this.letters::openLetterCounts);

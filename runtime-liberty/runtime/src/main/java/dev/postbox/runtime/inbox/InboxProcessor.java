@@ -11,12 +11,9 @@ import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -33,16 +30,22 @@ import java.util.concurrent.Future;
  *   <li>Same id, different payload → not processed; dead-lettered as {@link
  *       DeadLetterReason#CONFLICT} → ack.
  *   <li>Poison input (malformed, no id, unknown type, oversized) → dead-lettered at once → ack.
- *   <li>Handler failure → rollback; the attempt is recorded in its own transaction; nack with
- *       back-off, or after the last attempt a dead letter with the error → ack.
+ *   <li>Handler failure → rollback; the event is queued in the database with its attempt, in a
+ *       transaction of its own → ack; it is retried from there with back-off ({@link FailurePath}),
+ *       and after the last attempt dead-lettered with the error.
+ *   <li>An event whose key has queued events → recorded and queued behind them → commit → ack: a
+ *       key's order through failures is kept in the database ({@link HeldKeys}).
+ *   <li>The database cannot be written → nothing more is acknowledged; {@link
+ *       InboxUnavailableException} tells the {@link ConsumerLoop} to pause and try the same
+ *       deliveries again.
  * </ul>
  *
  * <p>A poll batch is split into lanes by key (with {@link InboxSettings#workers()} above 1); lanes
  * run in parallel and each keeps its order. In batch mode a lane is one transaction whose inbox
  * rows are written in one round trip; if anything in it fails, it is rolled back and processed one
- * by one, so one failing event never holds back the others, and a key whose event failed stops
- * there until that event is retried. Nothing is dropped silently: every delivery ends processed,
- * duplicate, or dead-lettered.
+ * by one, so one failing event never holds back the others; a key whose event failed queues its
+ * later events behind it. Nothing is dropped silently: every delivery ends processed, duplicate, or
+ * dead-lettered.
  *
  * <p>(A little over 300 lines: the lanes, the batch with its one-by-one fallback, and the settling
  * after the commit share one flow; classification, key holds, recording and the failure policy are
@@ -61,8 +64,7 @@ final class InboxProcessor {
   private final ExecutorService workers;
   private final BatchFallbacks fallbacks;
   private final DedupFront front;
-  private final KeyHolds holds;
-  private final FailurePolicy failures;
+  private final FailurePath failures;
   private final Classifier classifier;
   private final Recording recording;
 
@@ -93,9 +95,8 @@ final class InboxProcessor {
         settings.front() == null || settings.deferred()
             ? null
             : DedupFront.of(settings.front().window(), settings.front().maxIds(), clock);
-    this.holds = new KeyHolds(settings.retry().maxDelay());
     DeadLetterRepository letters = new DeadLetterRepository(dialect);
-    this.failures = new FailurePolicy(tx, repo, letters, settings, clock, listener);
+    this.failures = new FailurePath(tx, repo, letters, pending, settings, clock, listener);
     this.classifier = new Classifier(settings, front != null, clock);
     this.recording =
         new Recording(
@@ -114,6 +115,7 @@ final class InboxProcessor {
       guardedLane(deliveries);
       return;
     }
+    InboxUnavailableException unavailable = null;
     List<List<Delivery>> split = lanes(deliveries, lanes);
     List<Future<?>> running = new ArrayList<>(lanes);
     for (List<Delivery> lane : split) {
@@ -128,10 +130,17 @@ final class InboxProcessor {
         Thread.currentThread().interrupt();
         return;
       } catch (ExecutionException e) {
+        if (e.getCause() instanceof InboxUnavailableException down) {
+          unavailable = down; // the other lanes finish first; then the loop pauses
+          continue;
+        }
         LOG.log(
             Level.WARNING,
             "an inbox lane failed; its unsettled deliveries are redelivered: " + e.getCause());
       }
+    }
+    if (unavailable != null) {
+      throw unavailable;
     }
   }
 
@@ -165,6 +174,8 @@ final class InboxProcessor {
   private void guardedLane(List<Delivery> lane) {
     try {
       processLane(lane);
+    } catch (InboxUnavailableException down) {
+      throw down; // left unsettled: the consumer loop tries them again, in order
     } catch (RuntimeException | Error unexpected) {
       LOG.log(
           Level.WARNING,
@@ -184,20 +195,14 @@ final class InboxProcessor {
 
   private void processLane(List<Delivery> deliveries) {
     List<Item> valid = batch(deliveries);
-    if (valid.isEmpty()) {
-      return;
-    }
-    try {
+    if (!valid.isEmpty()) {
       processValid(valid);
-    } finally {
-      holds.update(valid);
     }
   }
 
   /**
-   * Builds a lane's batch: each delivery decoded and classified (poison dead-lettered), copies the
-   * front knows acknowledged, and the events of a held key sent back. What is left goes to the
-   * database in one transaction.
+   * Builds a lane's batch: each delivery decoded and classified (poison dead-lettered), and copies
+   * the front knows acknowledged. What is left goes to the database in one transaction.
    */
   List<Item> batch(List<Delivery> deliveries) {
     List<Item> classified = new ArrayList<>(deliveries.size());
@@ -215,7 +220,7 @@ final class InboxProcessor {
     if (!frontHits.isEmpty() && !settleFrontHits(frontHits)) {
       classified.addAll(frontHits); // not counted: the database decides them as usual
     }
-    return holds.holdBack(classified);
+    return classified;
   }
 
   /**
@@ -226,11 +231,7 @@ final class InboxProcessor {
    * which dead-letters the conflict.
    */
   private boolean knownToFront(Item item) {
-    if (front == null) {
-      return false;
-    }
-    // The head of a hold goes the usual way, which ends its hold when it is acknowledged.
-    return !holds.isHeadOfHold(item) && front.seen(item.frontHigh, item.frontLow);
+    return front != null && front.seen(item.frontHigh, item.frontLow);
   }
 
   /**
@@ -276,25 +277,11 @@ final class InboxProcessor {
       }
     }
     boolean eachSucceeded = true;
-    Map<String, Duration> stoppedKeys = new HashMap<>(); // key -> when its failed event returns
     for (Item item : valid) {
-      String key = item.envelope.key();
-      Duration earlier = key == null ? null : stoppedKeys.get(key);
-      if (earlier != null) {
-        // An earlier event of this key failed: this one must not overtake it. On brokers that
-        // redeliver by delay (Artemis, SQS) it comes back a little after the failed one, in its
-        // place; on Kafka a nack seeks back, and order follows the offsets anyway.
-        Duration after = holds.after(earlier);
-        item.delivery.nack(after);
-        stoppedKeys.put(key, after);
-        continue;
-      }
+      // A key whose event failed here was queued with it; its later events here find it queued
+      // (one look-up each, in their own transaction) and queue behind it.
       if (!processOne(item)) {
         eachSucceeded = false;
-        Duration delay = item.delivery.nackDelay();
-        if (key != null && delay != null) {
-          stoppedKeys.put(key, delay); // nacked: it comes back, and its key waits for it
-        }
       }
     }
     if (batchFailure != null && eachSucceeded) {
@@ -309,10 +296,10 @@ final class InboxProcessor {
     try {
       outcome = tx.inTransaction(c -> recording.handleOne(c, item, recheck));
     } catch (RuntimeException failure) {
-      failures.failed(item, failure);
+      failures.delivery(item, failure);
       return false;
     } catch (Error handlerError) {
-      failures.failed(item, HandlerCall.asAttempt(handlerError));
+      failures.delivery(item, HandlerCall.asAttempt(handlerError));
       return false;
     }
     recheckHeads(recheck);
@@ -321,8 +308,8 @@ final class InboxProcessor {
   }
 
   /**
-   * Deferred mode, after the commit: keys queued behind a pending event whose worker may have
-   * finished meanwhile without seeing them (see {@link PendingEventRepository}).
+   * After the commit: keys queued behind a pending event whose worker may have finished meanwhile
+   * without seeing them (see {@link PendingEventRepository}).
    */
   private void recheckHeads(Set<String> keys) {
     HeadRecheck.after(tx, pending, settings.subscription(), keys);
@@ -330,10 +317,9 @@ final class InboxProcessor {
 
   /** Commit came first; now the ack. */
   private void settled(Item item, Recording.Outcome outcome) {
-    if (front != null
-        && outcome != Recording.Outcome.CONFLICT
-        && outcome != Recording.Outcome.PARKED) {
-      // committed: processed now, or found processed before
+    if (front != null && outcome == Recording.Outcome.PROCESSED) {
+      // committed and processed now. Not a duplicate: it may be a copy of a queued event, which
+      // may still become a dead letter whose redelivery must run again
       front.record(item.frontHigh, item.frontLow);
     }
     Checkpoints.reach(Checkpoint.INBOX_COMMITTED_NOT_ACKED);

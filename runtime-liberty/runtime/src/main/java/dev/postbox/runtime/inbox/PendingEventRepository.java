@@ -17,8 +17,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The deferred-mode queue ({@code postbox_inbox_pending}): events that were received, recorded and
- * acknowledged, and now wait for a worker. Parameterised JDBC on the caller's connection.
+ * The inbox's queue ({@code postbox_inbox_pending}): events that were received, recorded and
+ * acknowledged, and now wait for a worker. In deferred mode every event goes through it; in inline
+ * mode an event whose handler failed waits in it for its next attempt, and its key's later events
+ * queue behind it, so a key's order through failures is kept in the database, not in memory or in
+ * the broker's redelivery. Parameterised JDBC on the caller's connection.
  *
  * <p>Per-key order: only a key's <em>head</em> (its oldest pending event) may be claimed. When a
  * head leaves the queue, the next event of its key is promoted in the same transaction. One race
@@ -27,7 +30,7 @@ import java.util.Set;
  * after its commit ({@link HeadRecheck}): of the two re-checks, the later one sees both commits.
  * {@link #sweep} repairs heads lost to a crash between a commit and its re-check. The claim, head
  * promotion and sweep are kept together: each relies on the others' ordering to keep one event per
- * key in flight.
+ * key in flight. (Over 400 lines: for that reason, with the queue's writes beside them.)
  */
 final class PendingEventRepository {
 
@@ -47,22 +50,21 @@ final class PendingEventRepository {
       Map<String, String> metadata,
       InvalidEventException why) {}
 
-  /** Keys per IN list when checking for pending events. */
-  private static final int IN_CHUNK = 100;
-
   private static final String ENQUEUE =
       "INSERT INTO postbox_inbox_pending (subscription, event_id, event_key, event_type, source,"
           + " subject, content_type, event_time, headers, payload, metadata, attempts,"
-          + " next_attempt_at, head) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)";
+          + " next_attempt_at, head, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+          + " ?)";
+
+  /** A key's queued events, oldest first, locked: sequenced mode parks them behind a letter. */
+  private static final String OF_KEY =
+      "SELECT * FROM postbox_inbox_pending WHERE subscription = ? AND event_key = ? ORDER BY seq"
+          + " FOR UPDATE";
 
   /** The keys whose events are (true) or are not (false) heads. */
   private static final String KEYS_WITH_HEAD =
       "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ? AND head = ?"
           + " AND event_key IS NOT NULL";
-
-  private static final String KEYS_PENDING =
-      "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ?"
-          + " AND event_key IN (";
 
   private static final String LEAVE = "DELETE FROM postbox_inbox_pending WHERE seq = ?";
 
@@ -112,6 +114,46 @@ final class PendingEventRepository {
       List<Map<String, String>> metadata,
       Instant now)
       throws SQLException {
+    return enqueue(c, subscription, events, metadata, 0, null, now);
+  }
+
+  /**
+   * Queues an event whose handler failed {@code attempts} times, to be tried again at {@code
+   * retryAt}: the head of its key unless the key already has a pending event.
+   *
+   * @return true if it was queued behind an existing pending event: re-check its key with {@link
+   *     #promote} after the commit
+   */
+  boolean enqueueFailed(
+      Connection c,
+      String subscription,
+      Envelope event,
+      Map<String, String> metadata,
+      int attempts,
+      String error,
+      Instant retryAt)
+      throws SQLException {
+    return !enqueue(
+            c,
+            subscription,
+            List.of(event),
+            List.of(metadata),
+            attempts,
+            DeadLetterFields.storable(error, 4000),
+            retryAt)
+        .isEmpty();
+  }
+
+  private Set<String> enqueue(
+      Connection c,
+      String subscription,
+      List<Envelope> events,
+      List<Map<String, String>> metadata,
+      int attempts,
+      String error,
+      Instant nextAttempt)
+      throws SQLException {
+    Instant now = nextAttempt;
     if (events.isEmpty()) {
       return new HashSet<>(); // no statement that never runs (see LeaseManager)
     }
@@ -121,7 +163,7 @@ final class PendingEventRepository {
         keys.add(e.key());
       }
     }
-    Set<String> behind = keysWithPending(c, subscription, keys);
+    Set<String> behind = queued(c, subscription, keys);
     Set<String> seen = new HashSet<>();
     try (PreparedStatement ps = c.prepareStatement(ENQUEUE)) {
       for (int i = 0; i < events.size(); i++) {
@@ -137,8 +179,10 @@ final class PendingEventRepository {
         ps.setString(9, StringMapJson.write(e.headers()));
         ps.setBytes(10, e.payload());
         ps.setString(11, StringMapJson.write(metadata.get(i)));
-        dialect.bind(ps, 12, now);
-        ps.setBoolean(13, e.key() == null || (seen.add(e.key()) && !behind.contains(e.key())));
+        ps.setInt(12, attempts);
+        dialect.bind(ps, 13, now);
+        ps.setBoolean(14, e.key() == null || (seen.add(e.key()) && !behind.contains(e.key())));
+        ps.setString(15, error);
         ps.addBatch();
       }
       ps.executeBatch();
@@ -146,9 +190,19 @@ final class PendingEventRepository {
     return behind;
   }
 
-  /** Which of these keys have a pending event (in committed state, or this transaction's). */
-  private static Set<String> keysWithPending(
-      Connection c, String subscription, Collection<String> keys) throws SQLException {
+  /** Keys per IN list when checking for queued events. */
+  private static final int IN_CHUNK = 100;
+
+  private static final String KEYS_PENDING =
+      "SELECT DISTINCT event_key FROM postbox_inbox_pending WHERE subscription = ?"
+          + " AND event_key IN (";
+
+  /**
+   * Which of these keys have a pending event (in committed state, or this transaction's): the keys
+   * held in the database, whose new events must queue behind.
+   */
+  static Set<String> queued(Connection c, String subscription, Collection<String> keys)
+      throws SQLException {
     Set<String> found = new HashSet<>();
     List<String> all = new ArrayList<>(keys);
     for (int from = 0; from < all.size(); from += IN_CHUNK) {
@@ -343,6 +397,37 @@ final class PendingEventRepository {
       ps.executeUpdate();
     }
     return next;
+  }
+
+  /**
+   * Removes a key's queued events, with their inbox rows, and returns them oldest first (sequenced
+   * mode parks them as letters behind the key's new open letter, in the same transaction).
+   */
+  List<Pending> takeKey(Connection c, String subscription, String key) throws SQLException {
+    List<Pending> out = new ArrayList<>();
+    List<Stale> stale = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(OF_KEY)) {
+      ps.setString(1, subscription);
+      ps.setString(2, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          PendingRows.read(rs, dialect, out, stale);
+        }
+      }
+    }
+    // a stale row stays: the sweep makes it a head, and the claim dead-letters it as MALFORMED
+    for (Pending p : out) {
+      try (PreparedStatement delete = c.prepareStatement(LEAVE)) {
+        delete.setLong(1, p.seq());
+        delete.executeUpdate();
+      }
+      try (PreparedStatement forget = c.prepareStatement(FORGET_INBOX_ROW)) {
+        forget.setString(1, subscription);
+        forget.setString(2, p.event().id());
+        forget.executeUpdate();
+      }
+    }
+    return out;
   }
 
   /** Events still waiting for a worker in a subscription. */

@@ -8,6 +8,7 @@ import dev.postbox.spi.Envelope;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,30 +59,27 @@ final class Recording {
   }
 
   /**
-   * The batch path: one round trip records every event, then the handlers run for the new ones. In
-   * sequenced mode the events whose key has an open dead letter are parked first, in one query for
-   * the batch's keys.
+   * The batch path: one round trip records every event, then the handlers run for the new ones.
+   * First, one look-up for the batch's keys tells which are held ({@link HeldKeys}): an event of a
+   * key with queued events (an earlier one failed and waits for its retry) is queued behind them,
+   * to run in its turn from the database; in sequenced mode an event of a key with an open dead
+   * letter is parked behind it.
    */
   List<Outcome> handleAll(Connection c, List<Item> items, Set<String> recheck) throws SQLException {
-    if (!settings.sequenced()) {
-      return recordAndHandle(c, items, recheck);
-    }
-    Set<String> keys = new java.util.HashSet<>();
-    for (Item item : items) {
-      if (item.envelope.key() != null) {
-        keys.add(item.envelope.key());
-      }
-    }
-    Map<String, Long> blocked = holds.openLetterKeys(c, settings.subscription(), keys);
-    if (blocked.isEmpty()) {
-      return recordAndHandle(c, items, recheck);
+    HeldKeys held =
+        settings.deferred()
+            ? HeldKeys.NONE
+            : HeldKeys.lookup(
+                c, settings.subscription(), settings.sequenced(), holds, keysOf(items));
+    if (held.byLetter().isEmpty()) {
+      return recordAndHandle(c, items, recheck, held.byQueue());
     }
     Outcome[] out = new Outcome[items.size()];
     List<Item> rest = new ArrayList<>();
     List<Integer> restAt = new ArrayList<>();
     for (int i = 0; i < items.size(); i++) {
       Item item = items.get(i);
-      Long blocker = item.envelope.key() == null ? null : blocked.get(item.envelope.key());
+      Long blocker = item.envelope.key() == null ? null : held.byLetter().get(item.envelope.key());
       if (blocker != null) {
         // A copy of an event the inbox already holds is a duplicate or a conflict, as always:
         // parking it would let its replay, after the dedup window, run it a second time.
@@ -106,12 +104,22 @@ final class Recording {
       }
     }
     if (!rest.isEmpty()) {
-      List<Outcome> handled = recordAndHandle(c, rest, recheck);
+      List<Outcome> handled = recordAndHandle(c, rest, recheck, held.byQueue());
       for (int j = 0; j < rest.size(); j++) {
         out[restAt.get(j)] = handled.get(j);
       }
     }
     return List.of(out);
+  }
+
+  private static Set<String> keysOf(List<Item> items) {
+    Set<String> keys = new java.util.HashSet<>();
+    for (Item item : items) {
+      if (item.envelope.key() != null) {
+        keys.add(item.envelope.key());
+      }
+    }
+    return keys;
   }
 
   /**
@@ -122,39 +130,60 @@ final class Recording {
     letters.deadLetter(
         c,
         settings.subscription(),
-        item.envelope,
+        parked(item.envelope, blocker, item.delivery.attempt(), item.delivery.metadata()),
+        clock.instant());
+  }
+
+  /** The PARKED letter of an event held behind its key's open letter {@code blocker}. */
+  static LetterDraft parked(Envelope e, long blocker, int attempts, Map<String, String> metadata) {
+    return LetterDraft.of(
+        e,
         DeadLetterReason.PARKED,
         "parked behind dead letter "
             + blocker
             + " of key '"
-            + item.envelope.key()
+            + e.key()
             + "' (sequenced subscription): replayed once the letters before it are settled",
-        item.delivery.attempt(),
-        Map.of(),
-        null,
-        item.delivery.metadata(),
-        clock.instant());
+        attempts,
+        metadata);
   }
 
-  private List<Outcome> recordAndHandle(Connection c, List<Item> items, Set<String> recheck)
+  /**
+   * Records the events and runs the new ones' handlers; the new events of a key in {@code
+   * queuedKeys} (every event, in deferred mode) are recorded as received and queued instead.
+   */
+  private List<Outcome> recordAndHandle(
+      Connection c, List<Item> items, Set<String> recheck, Set<String> queuedKeys)
       throws SQLException {
-    List<Envelope> events = new ArrayList<>(items.size());
-    List<String> fingerprints = new ArrayList<>(items.size());
-    for (Item item : items) {
-      events.add(item.envelope);
-      fingerprints.add(Fingerprint.of(item.envelope.payload()));
-    }
     boolean deferred = settings.deferred();
-    boolean[] fresh =
-        repo.recordAll(
-            c, settings.subscription(), events, fingerprints, !deferred, clock.instant());
+    boolean[] queue = new boolean[items.size()];
+    List<Envelope> inline = new ArrayList<>(items.size());
+    List<String> inlinePrints = new ArrayList<>(items.size());
+    List<Envelope> behind = new ArrayList<>();
+    List<String> behindPrints = new ArrayList<>();
+    String[] fingerprints = new String[items.size()];
+    for (int i = 0; i < items.size(); i++) {
+      Envelope e = items.get(i).envelope;
+      fingerprints[i] = Fingerprint.of(e.payload());
+      queue[i] = deferred || (e.key() != null && queuedKeys.contains(e.key()));
+      (queue[i] ? behind : inline).add(e);
+      (queue[i] ? behindPrints : inlinePrints).add(fingerprints[i]);
+    }
+    Instant now = clock.instant();
+    boolean[] freshInline =
+        repo.recordAll(c, settings.subscription(), inline, inlinePrints, true, now);
+    boolean[] freshBehind =
+        repo.recordAll(c, settings.subscription(), behind, behindPrints, false, now);
     List<Outcome> out = new ArrayList<>(items.size());
     List<Envelope> queued = new ArrayList<>();
     List<Map<String, String>> queuedMetadata = new ArrayList<>();
+    int in = 0;
+    int be = 0;
     for (int i = 0; i < items.size(); i++) {
-      if (!fresh[i]) {
-        out.add(duplicateOrConflict(c, items.get(i), fingerprints.get(i)));
-      } else if (deferred) {
+      boolean fresh = queue[i] ? freshBehind[be++] : freshInline[in++];
+      if (!fresh) {
+        out.add(duplicateOrConflict(c, items.get(i), fingerprints[i]));
+      } else if (queue[i]) {
         queued.add(items.get(i).envelope);
         queuedMetadata.add(items.get(i).delivery.metadata());
         out.add(Outcome.RECEIVED);
@@ -163,25 +192,15 @@ final class Recording {
       }
     }
     if (!queued.isEmpty()) {
-      recheck.addAll(
-          pending.enqueueAll(c, settings.subscription(), queued, queuedMetadata, clock.instant()));
+      recheck.addAll(pending.enqueueAll(c, settings.subscription(), queued, queuedMetadata, now));
     }
     countDuplicates(c, out);
     return out;
   }
 
-  /** One event: the path of a transaction of its own. */
+  /** One event: the path of a transaction of its own, with the same look-up of held keys. */
   Outcome handleOne(Connection c, Item item, Set<String> recheck) throws SQLException {
-    if (settings.deferred() || settings.sequenced()) {
-      return handleAll(c, List.of(item), recheck).get(0);
-    }
-    String fingerprint = Fingerprint.of(item.envelope.payload());
-    if (repo.record(c, settings.subscription(), item.envelope, fingerprint, clock.instant())) {
-      return runHandler(c, item.envelope);
-    }
-    Outcome outcome = duplicateOrConflict(c, item, fingerprint);
-    countDuplicates(c, List.of(outcome));
-    return outcome;
+    return handleAll(c, List.of(item), recheck).get(0);
   }
 
   /** Duplicates are counted durably, in the transaction that rejects them. */
@@ -213,19 +232,18 @@ final class Recording {
     letters.deadLetter(
         c,
         settings.subscription(),
-        e,
-        DeadLetterReason.CONFLICT,
-        "event id "
-            + e.id()
-            + " is dead letter "
-            + letter.getKey()
-            + " with another payload (fingerprint "
-            + lettered
-            + ")",
-        item.delivery.attempt(),
-        Map.of(),
-        null,
-        item.delivery.metadata(),
+        LetterDraft.of(
+            e,
+            DeadLetterReason.CONFLICT,
+            "event id "
+                + e.id()
+                + " is dead letter "
+                + letter.getKey()
+                + " with another payload (fingerprint "
+                + lettered
+                + ")",
+            item.delivery.attempt(),
+            item.delivery.metadata()),
         clock.instant());
     return Outcome.CONFLICT;
   }
@@ -240,17 +258,16 @@ final class Recording {
     letters.deadLetter(
         c,
         settings.subscription(),
-        e,
-        DeadLetterReason.CONFLICT,
-        "event id "
-            + e.id()
-            + " was processed before with another payload (fingerprint "
-            + recorded
-            + ")",
-        item.delivery.attempt(),
-        Map.of(),
-        null,
-        item.delivery.metadata(),
+        LetterDraft.of(
+            e,
+            DeadLetterReason.CONFLICT,
+            "event id "
+                + e.id()
+                + " was processed before with another payload (fingerprint "
+                + recorded
+                + ")",
+            item.delivery.attempt(),
+            item.delivery.metadata()),
         clock.instant());
     return Outcome.CONFLICT;
   }

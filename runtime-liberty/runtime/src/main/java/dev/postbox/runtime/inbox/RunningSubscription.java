@@ -9,12 +9,11 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /** One running inbox subscription, as {@link InboxEngine} started it. */
-/** One running subscription. */
 public final class RunningSubscription implements InboxSubscription {
   final InboxSettings settings;
   final String destination;
   final DeadLetters deadLetters;
-  final DeferredInbox deferred;
+  final DeferredInbox queue;
   final ConsumerLoop loop;
   final Stalls stalls;
   final DedupFront front;
@@ -25,7 +24,7 @@ public final class RunningSubscription implements InboxSubscription {
       InboxSettings settings,
       String destination,
       DeadLetters deadLetters,
-      DeferredInbox deferred,
+      DeferredInbox queue,
       ConsumerLoop loop,
       Stalls stalls,
       DedupFront front,
@@ -34,7 +33,7 @@ public final class RunningSubscription implements InboxSubscription {
     this.settings = settings;
     this.destination = destination;
     this.deadLetters = deadLetters;
-    this.deferred = deferred;
+    this.queue = queue;
     this.loop = loop;
     this.stalls = stalls;
     this.front = front;
@@ -69,7 +68,7 @@ public final class RunningSubscription implements InboxSubscription {
 
   @Override
   public OptionalLong deferredQueue() {
-    return deferred == null ? OptionalLong.empty() : OptionalLong.of(deferred.depth());
+    return OptionalLong.of(queue.depth());
   }
 
   @Override

@@ -34,13 +34,13 @@ final class Tracked implements Delivery {
     return new Tracked(d, onAck);
   }
 
-  /** The delay of the last nack, or null if it was not nacked. */
-  Duration nackDelay() {
-    return delay;
-  }
-
   boolean acked() {
     return acked;
+  }
+
+  /** Whether it was acknowledged or nacked through this wrapper. */
+  boolean settled() {
+    return acked || delay != null;
   }
 
   @Override

@@ -234,4 +234,104 @@ class ConsumerLoopTest {
     await().atMost(Duration.ofSeconds(10)).until(running::isDone);
     assertThat(running).isCompletedExceptionally();
   }
+
+  /** A delivery that counts its settlements. */
+  private static final class Counted implements Delivery {
+    final String id;
+    final AtomicInteger acks = new AtomicInteger();
+    final AtomicInteger nacks = new AtomicInteger();
+
+    Counted(String id) {
+      this.id = id;
+    }
+
+    @Override
+    public dev.postbox.spi.Envelope envelope() {
+      return dev.postbox.spi.Envelope.builder()
+          .source("urn:t")
+          .type("T")
+          .key("k")
+          .id(id)
+          .payload(id)
+          .build();
+    }
+
+    @Override
+    public int attempt() {
+      return 1;
+    }
+
+    @Override
+    public java.util.Map<String, String> metadata() {
+      return java.util.Map.of();
+    }
+
+    @Override
+    public void ack() {
+      acks.incrementAndGet();
+    }
+
+    @Override
+    public void nack(Duration delay) {
+      nacks.incrementAndGet();
+    }
+  }
+
+  @Test
+  void whileTheDatabaseIsDownTheLoopPausesOnTheUnsettledDeliveriesInOrderAndResumesWithThem()
+      throws Exception {
+    Counted first = new Counted("e1");
+    Counted second = new Counted("e2");
+    Counted third = new Counted("e3");
+    AtomicInteger polls = new AtomicInteger();
+    Consumer broker =
+        new StandIn(false) {
+          @Override
+          public List<Delivery> poll(int maxDeliveries, Duration timeout) {
+            if (closed) {
+              throw new IllegalStateException("closed");
+            }
+            return polls.incrementAndGet() == 1 ? List.of(first, second, third) : List.of();
+          }
+        };
+    java.util.concurrent.atomic.AtomicBoolean down =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    List<List<String>> handed = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ConsumerLoop loop =
+        loop(
+            broker,
+            () -> broker,
+            deliveries -> {
+              handed.add(deliveries.stream().map(d -> d.envelope().id()).toList());
+              if (handed.size() == 1) {
+                deliveries.get(0).ack(); // the first was written before the database went down
+              }
+              if (down.get()) {
+                throw new InboxUnavailableException(
+                    "d/g", new IllegalStateException("connection refused"));
+              }
+              deliveries.forEach(Delivery::ack);
+            });
+    CompletableFuture<Void> running = CompletableFuture.runAsync(loop);
+    try {
+      await().atMost(Duration.ofSeconds(10)).until(() -> handed.size() >= 5);
+      assertThat(polls.get()).as("no poll past the unsettled deliveries").isEqualTo(1);
+      List<List<String>> seen = List.copyOf(handed);
+      assertThat(seen.get(0)).containsExactly("e1", "e2", "e3");
+      assertThat(seen.subList(1, seen.size()))
+          .allSatisfy(b -> assertThat(b).containsExactly("e2", "e3"));
+      assertThat(List.of(second.nacks.get(), third.nacks.get(), second.acks.get()))
+          .as("neither nacked nor acked while the database is down")
+          .containsOnly(0);
+      assertThat(loop.failingFor()).isPresent();
+      down.set(false);
+      await().atMost(Duration.ofSeconds(10)).until(() -> third.acks.get() == 1);
+      await().atMost(Duration.ofSeconds(10)).until(() -> polls.get() > 1);
+      assertThat(List.of(first.acks.get(), second.acks.get(), third.acks.get())).containsOnly(1);
+      assertThat(loop.failingFor()).isEmpty();
+    } finally {
+      loop.close();
+      running.get(10, TimeUnit.SECONDS);
+    }
+  }
 }

@@ -113,6 +113,18 @@ abstract class InboxContract {
 
   @AfterEach
   void stopConsumers() throws Exception {
+    closeConsumers();
+    tx.inTransaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("DELETE FROM it_effect")) {
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /** Closes every consumer, loop and worker the test started, as a stop of the process would. */
+  private void closeConsumers() throws Exception {
     stop.set(true);
     // Every consumer is closed even if one close fails: a consumer left open stays in its group.
     Exception first = null;
@@ -129,13 +141,6 @@ abstract class InboxContract {
     }
     closeAfter.clear();
     stop.set(false);
-    tx.inTransaction(
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement("DELETE FROM it_effect")) {
-            ps.executeUpdate();
-          }
-          return null;
-        });
     if (first != null) {
       throw first;
     }
@@ -1033,8 +1038,84 @@ abstract class InboxContract {
   }
 
   @Test
+  void aFailedEventAndItsKeysLaterEventsWaitInTheDatabaseAndKeepTheirOrderThroughARestart()
+      throws Exception {
+    String topic = topic(1);
+    String subscription = "held-" + UUID.randomUUID();
+    AtomicBoolean fixed = new AtomicBoolean();
+    Envelope head = event("k", "0");
+    List<Envelope> keyed = List.of(head, event("k", "1"), event("k", "2"), event("k", "3"));
+    Envelope other = event("other", "x");
+    InboxHandler handler =
+        (c, ev) -> {
+          if (!fixed.get() && ev.id().equals(head.id())) {
+            throw new IllegalStateException("the ledger is locked");
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+            ps.setString(1, ev.id());
+            ps.setString(2, ev.key() + ":" + new String(ev.payload(), StandardCharsets.UTF_8));
+            ps.executeUpdate();
+          }
+        };
+    // Slow retries: the head is still failing when the process stops.
+    InboxSettings settings =
+        InboxSettings.of(subscription)
+            .withRetry(new RetryPolicy(50, Duration.ofSeconds(1), Duration.ofSeconds(2), 0));
+    List<Envelope> all = new ArrayList<>(keyed);
+    all.add(other);
+    broker.publisher().publishAll(topic, all);
+    run(topic, "g", subscription, handler, settings);
+
+    // The other key passes; the failed head and the key's later events wait in the database, in
+    // arrival order, acknowledged: the broker holds none of them back for a redelivery.
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(other.id()) == 1);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> assertThat(queued(subscription)).containsExactlyElementsOf(ids(keyed)));
+    assertThat(notes("k:")).isEmpty();
+
+    closeConsumers(); // the process stops: nothing it remembered survives
+    fixed.set(true);
+    run(topic, "g", subscription, handler, settings); // the next process, the same group
+
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(notes("k:")).containsExactly("k:0", "k:1", "k:2", "k:3"));
+    await()
+        .during(Duration.ofSeconds(1))
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> effects(null) == 5 && queued(subscription).isEmpty());
+  }
+
+  /** The event ids in the inbox's queue, in their order. */
+  private List<String> queued(String subscription) {
+    return tx.inTransaction(
+        c -> {
+          List<String> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "SELECT event_id FROM postbox_inbox_pending WHERE subscription = ? ORDER BY seq")) {
+            ps.setString(1, subscription);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getString(1));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  private static List<String> ids(List<Envelope> events) {
+    return events.stream().map(Envelope::id).toList();
+  }
+
+  @Test
   void aKeysNextEventQueuedWhileItsHeadFinishesIsPromotedByTheLaterReCheck() throws Exception {
-    org.junit.jupiter.api.Assumptions.assumeTrue(deferred(), "deferred mode only");
+    // Both modes: inline, a worker finishing a retried head races a receiver queueing the key's
+    // next event behind it, on two connections, exactly as here.
     String subscription = "race-" + UUID.randomUUID();
     PendingEventRepository pending = new PendingEventRepository(dialect);
     Envelope first = event("k", "first");
@@ -1289,27 +1370,27 @@ abstract class InboxContract {
     Consumer consumer =
         broker.subscribe(new Subscription(topic, group + "." + settings.subscription(), 5_000));
     ExecutorService lanes = Executors.newFixedThreadPool(settings.workers());
-    InboxListener listener = InboxListener.NONE;
     if (deferred()) {
       settings = settings.withDeferred(true);
-      DeferredInbox workers =
-          new DeferredInbox(
-              this.tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
-      ExecutorService workerThreads = Executors.newFixedThreadPool(settings.workers());
-      workers.start(workerThreads);
-      closeAfter.add(
-          () -> {
-            workers.close();
-            workerThreads.shutdown();
-          });
-      listener =
-          new InboxListener() {
-            @Override
-            public void received(String subscription, Envelope event) {
-              workers.wake();
-            }
-          };
     }
+    // The queue's workers run in both modes: inline, they run the retries from the database.
+    DeferredInbox workers =
+        new DeferredInbox(
+            this.tx, dialect, settings, handler, Clock.systemUTC(), InboxListener.NONE);
+    ExecutorService workerThreads = Executors.newFixedThreadPool(settings.workers());
+    workers.start(workerThreads);
+    closeAfter.add(
+        () -> {
+          workers.close();
+          workerThreads.shutdown();
+        });
+    InboxListener listener =
+        new InboxListener() {
+          @Override
+          public void received(String subscription, Envelope event) {
+            workers.wake();
+          }
+        };
     InboxProcessor inbox =
         new InboxProcessor(tx, dialect, settings, handler, Clock.systemUTC(), listener, lanes);
     ExecutorService loop = Executors.newSingleThreadExecutor();

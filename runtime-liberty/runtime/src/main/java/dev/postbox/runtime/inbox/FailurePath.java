@@ -1,0 +1,278 @@
+package dev.postbox.runtime.inbox;
+
+import dev.postbox.runtime.api.DeadLetterReason;
+import dev.postbox.runtime.api.InboxListener;
+import dev.postbox.runtime.common.Fingerprint;
+import dev.postbox.runtime.db.Transactions;
+import dev.postbox.runtime.inbox.PendingEventRepository.Pending;
+import dev.postbox.spi.Delivery;
+import dev.postbox.spi.Envelope;
+import java.lang.System.Logger.Level;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The inbox's one failure path, for the receiver and the queue's workers alike: record the attempt,
+ * decide, queue or letter, acknowledge, and tell the listener.
+ *
+ * <ul>
+ *   <li>A delivery whose handler failed with attempts left is <b>queued</b> ({@code
+ *       postbox_inbox_pending}) with its attempt count and its next attempt's time, in a
+ *       transaction of its own, and then acknowledged. It never goes back to the broker to wait:
+ *       its retries run from the database, and its key's later events queue behind it (see {@link
+ *       Recording}), so a crash, a rebalance or a broker outage cannot reorder them.
+ *   <li>A queued event whose handler failed again counts the attempt and waits with back-off.
+ *   <li>After the last attempt, or at once for an {@link
+ *       dev.postbox.runtime.api.UnprocessableEventException}, it becomes a dead letter, stored
+ *       before its delivery is acknowledged (or, queued, in the transaction that takes it off the
+ *       queue); a letter the database refuses whole is stored minimal.
+ *   <li>When nothing can be written (the database is down), nothing is acknowledged: an {@link
+ *       InboxUnavailableException} tells the consumer loop to pause and try the same deliveries
+ *       again; no attempt is burnt.
+ * </ul>
+ *
+ * <p>The handler's failure is logged at WARNING with its stack trace on the first attempt, every
+ * hundredth, and the one that dead-letters.
+ */
+final class FailurePath {
+
+  private static final System.Logger LOG = System.getLogger(FailurePath.class.getName());
+
+  private final Transactions tx;
+  private final InboxRepository repo;
+  private final DeadLetterRepository letters;
+  private final PendingEventRepository pending;
+  private final InboxSettings settings;
+  private final Clock clock;
+  private final InboxListener listener;
+
+  FailurePath(
+      Transactions tx,
+      InboxRepository repo,
+      DeadLetterRepository letters,
+      PendingEventRepository pending,
+      InboxSettings settings,
+      Clock clock,
+      InboxListener listener) {
+    this.tx = tx;
+    this.repo = repo;
+    this.letters = letters;
+    this.pending = pending;
+    this.settings = settings;
+    this.clock = clock;
+    this.listener = listener;
+  }
+
+  /**
+   * The receiver: a delivery's handler (or its transaction) failed. Queues it for its next attempt,
+   * or dead-letters it, then acknowledges it.
+   *
+   * @throws InboxUnavailableException nothing could be written; the delivery is left unsettled
+   */
+  void delivery(Item item, RuntimeException failure) {
+    HandlerCall.Failure f = HandlerCall.Failure.of(failure);
+    Envelope e = item.envelope;
+    Delivery d = item.delivery;
+    int attempts = Math.max(1, d.attempt());
+    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
+    warn(e, attempts, letter, failure);
+    if (letter != null) {
+      poison(new Poison(d, e, letter, f.error(), java.util.Map.of(), null), attempts);
+      return;
+    }
+    Instant now = clock.instant();
+    Boolean behind;
+    try {
+      behind =
+          tx.inTransaction(
+              c -> {
+                boolean fresh =
+                    repo.recordAll(
+                            c,
+                            settings.subscription(),
+                            List.of(e),
+                            List.of(Fingerprint.of(e.payload())),
+                            false,
+                            now)[0];
+                if (!fresh) {
+                  return null; // another consumer recorded it meanwhile
+                }
+                return pending.enqueueFailed(
+                    c,
+                    settings.subscription(),
+                    e,
+                    d.metadata(),
+                    attempts,
+                    f.error(),
+                    now.plus(settings.retry().delayAfter(attempts)));
+              });
+    } catch (RuntimeException dbDown) {
+      throw new InboxUnavailableException(settings.subscription(), dbDown);
+    }
+    if (behind == null) {
+      // Recorded by another consumer since this one's transaction rolled back: back to the broker
+      // at once, to be found a duplicate (or a conflict) the usual way. It has no effect to order.
+      d.nack(Duration.ZERO);
+      return;
+    }
+    if (behind) {
+      HeadRecheck.after(tx, pending, settings.subscription(), Set.of(e.key()));
+    }
+    d.ack();
+    listener.retried(settings.subscription(), e, attempts);
+  }
+
+  /**
+   * Dead-letters a delivery that no retry can fix (or that used its last attempt), then
+   * acknowledges it.
+   *
+   * @throws InboxUnavailableException the letter could not be stored; the delivery is left
+   *     unsettled
+   */
+  void poison(Poison p) {
+    poison(p, Math.max(1, p.delivery().attempt()));
+  }
+
+  private void poison(Poison p, int attempts) {
+    Delivery d = p.delivery();
+    LetterDraft draft =
+        new LetterDraft(
+            p.envelope(),
+            p.reason(),
+            p.why(),
+            attempts,
+            p.headers(),
+            p.payload() == null ? new byte[0] : p.payload(),
+            d.metadata());
+    if (!store(draft, c -> null)) {
+      throw new InboxUnavailableException(
+          settings.subscription(), new IllegalStateException("a dead letter could not be stored"));
+    }
+    d.ack();
+    listener.deadLettered(settings.subscription(), p.reason());
+  }
+
+  /**
+   * A worker: a queued event's handler failed again. Counts the attempt and sets its next time, or
+   * dead-letters it (its key's next event becomes the head).
+   */
+  void queued(Pending p, RuntimeException failure) {
+    HandlerCall.Failure f = HandlerCall.Failure.of(failure);
+    int attempts;
+    if (f.isFinal()) {
+      attempts = p.attempts() + 1;
+    } else {
+      attempts =
+          tx.inTransaction(
+              c ->
+                  pending.failed(
+                      c,
+                      p,
+                      f.error(),
+                      clock.instant().plus(settings.retry().delayAfter(p.attempts() + 1))));
+      if (attempts == 0) {
+        return; // settled meanwhile by someone else
+      }
+    }
+    DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
+    warn(p.event(), attempts, letter, failure);
+    if (letter == null) {
+      listener.retried(settings.subscription(), p.event(), attempts);
+      return;
+    }
+    letterQueued(p, LetterDraft.of(p.event(), letter, f.error(), attempts, p.metadata()));
+  }
+
+  /**
+   * Dead-letters a queued event in the transaction that takes it off the queue; its key's next
+   * event becomes the head.
+   */
+  void letterQueued(Pending p, LetterDraft draft) {
+    boolean[] next = {true};
+    if (!store(draft, c -> next[0] = pending.deadLettered(c, settings.subscription(), p))) {
+      throw new InboxUnavailableException(
+          settings.subscription(), new IllegalStateException("a dead letter could not be stored"));
+    }
+    if (!next[0] && p.event().key() != null) {
+      HeadRecheck.after(tx, pending, settings.subscription(), Set.of(p.event().key()));
+    }
+    listener.deadLettered(settings.subscription(), draft.reason());
+  }
+
+  /**
+   * Stores a letter and runs {@code then} in the same transaction: the whole (sanitised) letter or,
+   * if the database refuses its data, the minimal one. False only when neither could be stored (the
+   * database is down or busy).
+   */
+  private boolean store(LetterDraft draft, Transactions.Work<?> then) {
+    try {
+      tx.inTransaction(
+          c -> {
+            letters.deadLetter(c, settings.subscription(), draft, clock.instant());
+            return then.run(c);
+          });
+      return true;
+    } catch (RuntimeException whole) {
+      if (!Failures.isDataError(whole)) {
+        return unstored(draft.reason(), whole);
+      }
+      LetterDraft minimal = draft.minimal(Failures.describe(whole));
+      try {
+        tx.inTransaction(
+            c -> {
+              letters.deadLetter(c, settings.subscription(), minimal, clock.instant());
+              return then.run(c);
+            });
+        LOG.log(
+            Level.WARNING,
+            "inbox "
+                + settings.subscription()
+                + ": stored a minimal "
+                + draft.reason()
+                + " dead letter; the whole one failed: "
+                + Failures.describe(whole));
+        return true;
+      } catch (RuntimeException minimalFailed) {
+        return unstored(draft.reason(), minimalFailed);
+      }
+    }
+  }
+
+  private boolean unstored(DeadLetterReason reason, RuntimeException why) {
+    LOG.log(
+        Level.WARNING,
+        "inbox "
+            + settings.subscription()
+            + ": a "
+            + reason
+            + " dead letter could not be stored (database unavailable?); the delivery is left"
+            + " unacknowledged and tried again: "
+            + Failures.describe(why));
+    return false;
+  }
+
+  /**
+   * Once, every hundredth, and the last: a handler that keeps failing holds its key, so it must
+   * show in the log, with the stack trace.
+   */
+  private void warn(Envelope e, int attempts, DeadLetterReason letter, RuntimeException failure) {
+    if (attempts != 1 && attempts % 100 != 0 && letter == null) {
+      return;
+    }
+    LOG.log(
+        Level.WARNING,
+        "inbox "
+            + settings.subscription()
+            + ": the handler of "
+            + e.type()
+            + " "
+            + e.id()
+            + " failed (attempt "
+            + attempts
+            + (letter == null ? "); queued to retry with back-off" : "); dead-lettered"),
+        failure);
+  }
+}
