@@ -59,6 +59,12 @@ public interface Delivery {
    * {@link Capabilities#delayedRedelivery()}; otherwise as soon as it can). Log brokers redeliver
    * the envelope's successors in the same partition too, to keep their order.
    *
+   * <p>The runtime's inbox does not use a nack to retry a failed handler: it queues the event in
+   * its own table and acknowledges it, so retries and a key's order do not depend on the broker's
+   * redelivery. It nacks only a delivery it could commit nothing for (and, while its database
+   * cannot be written, keeps its deliveries unsettled and tries them again itself). An adapter must
+   * still honour the contract above for any other consumer.
+   *
    * @param delay zero or positive, at most {@link Capabilities#maxNackDelay()}; never {@code null}
    * @throws IllegalArgumentException the delay is negative or too long
    */

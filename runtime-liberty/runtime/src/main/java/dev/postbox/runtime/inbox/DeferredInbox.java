@@ -133,8 +133,11 @@ final class DeferredInbox implements AutoCloseable {
                 return claimed;
               });
     } catch (RuntimeException batchFailed) {
-      LOG.log(Level.DEBUG, "deferred batch failed; running one by one: " + batchFailed);
+      LOG.log(Level.DEBUG, "queued batch failed; running one by one: " + batchFailed);
       return runOneByOne(batchFailed);
+    } catch (Error handlerError) {
+      // a handler's Error is an attempt like any other (HandlerCall.asAttempt): isolate it
+      return runOneByOne(HandlerCall.asAttempt(handlerError));
     }
     if (!done.isEmpty()) {
       fallbacks.batchSucceeded();
@@ -168,7 +171,9 @@ final class DeferredInbox implements AutoCloseable {
         }
         recheckHeads(recheck);
         listener.processed(settings.subscription(), current[0].event());
-      } catch (RuntimeException failure) {
+      } catch (RuntimeException | Error thrown) {
+        RuntimeException failure =
+            thrown instanceof Error e ? HandlerCall.asAttempt(e) : (RuntimeException) thrown;
         if (current[0] == null) {
           throw failure; // the claim itself failed: the database, not a handler
         }
@@ -211,7 +216,7 @@ final class DeferredInbox implements AutoCloseable {
     // Past its expiry by now (it was not when it arrived): an EXPIRED letter with the times, in
     // this transaction, and its key's next event goes on; never handled.
     List<Pending> ready = new java.util.ArrayList<>();
-    for (Pending p : parkHeld(c, claimed.ready(), now)) {
+    for (Pending p : parkHeld(c, claimed.ready(), now, recheck)) {
       java.util.Optional<Instant> expiry = p.event().expiryTime();
       if (expiry.isEmpty() || expiry.get().isAfter(now)) {
         ready.add(p);
@@ -247,7 +252,8 @@ final class DeferredInbox implements AutoCloseable {
    * queued events are parked behind the letter, oldest first, in this transaction. The same look-up
    * as the receiver's ({@link HeldKeys}). Other modes: the claim as it is.
    */
-  private List<Pending> parkHeld(Connection c, List<Pending> claimed, Instant now)
+  private List<Pending> parkHeld(
+      Connection c, List<Pending> claimed, Instant now, Set<String> recheck)
       throws java.sql.SQLException {
     if (!settings.sequenced() || claimed.isEmpty()) {
       return claimed;
@@ -267,11 +273,12 @@ final class DeferredInbox implements AutoCloseable {
         ready.add(p);
         continue;
       }
+      recheck.add(p.event().key()); // a receiver may queue behind what this takes
       for (Pending held : pending.takeKey(c, settings.subscription(), p.event().key())) {
         letters.deadLetter(
             c,
             settings.subscription(),
-            Recording.parked(held.event(), blocker, held.attempts(), held.metadata()),
+            LetterDraft.parked(held.event(), blocker, held.attempts(), held.metadata()),
             now);
         listener.parked(settings.subscription(), held.event());
       }
@@ -321,7 +328,10 @@ final class DeferredInbox implements AutoCloseable {
         int claimed;
         try {
           claimed = runOnce();
-        } catch (RuntimeException e) {
+        } catch (VirtualMachineError fatal) {
+          throw fatal;
+        } catch (RuntimeException | Error e) {
+          // the worker must outlive any failure: it is the only one of an inline subscription
           LOG.log(
               Level.WARNING,
               "deferred inbox worker of " + settings.subscription() + " failed; retrying: " + e);

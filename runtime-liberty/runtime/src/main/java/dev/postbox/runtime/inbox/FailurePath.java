@@ -9,7 +9,6 @@ import dev.postbox.spi.Delivery;
 import dev.postbox.spi.Envelope;
 import java.lang.System.Logger.Level;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Set;
@@ -84,9 +83,10 @@ final class FailurePath {
       return;
     }
     Instant now = clock.instant();
-    Boolean behind;
+    String fingerprint = Fingerprint.of(e.payload());
+    Queued queued;
     try {
-      behind =
+      queued =
           tx.inTransaction(
               c -> {
                 boolean fresh =
@@ -94,35 +94,79 @@ final class FailurePath {
                             c,
                             settings.subscription(),
                             List.of(e),
-                            List.of(Fingerprint.of(e.payload())),
+                            List.of(fingerprint),
                             false,
                             now)[0];
                 if (!fresh) {
-                  return null; // another consumer recorded it meanwhile
+                  // recorded meanwhile (another consumer): a duplicate, or a conflict
+                  boolean same =
+                      repo.fingerprint(c, settings.subscription(), e.id())
+                          .map(fingerprint::equals)
+                          .orElse(true);
+                  if (same) {
+                    repo.countDuplicates(c, settings.subscription(), 1);
+                  }
+                  return same ? Queued.DUPLICATE : Queued.CONFLICT;
                 }
                 return pending.enqueueFailed(
-                    c,
-                    settings.subscription(),
-                    e,
-                    d.metadata(),
-                    attempts,
-                    f.error(),
-                    now.plus(settings.retry().delayAfter(attempts)));
+                        c,
+                        settings.subscription(),
+                        e,
+                        d.metadata(),
+                        attempts,
+                        f.error(),
+                        now.plus(settings.retry().delayAfter(attempts)))
+                    ? Queued.BEHIND
+                    : Queued.HEAD;
               });
-    } catch (RuntimeException dbDown) {
-      throw new InboxUnavailableException(settings.subscription(), dbDown);
-    }
-    if (behind == null) {
-      // Recorded by another consumer since this one's transaction rolled back: back to the broker
-      // at once, to be found a duplicate (or a conflict) the usual way. It has no effect to order.
-      d.nack(Duration.ZERO);
+    } catch (RuntimeException refused) {
+      if (!Failures.isDataError(refused)) {
+        throw new InboxUnavailableException(settings.subscription(), refused);
+      }
+      // The database refuses this event's data (not down): it cannot wait in the queue, so it
+      // becomes a letter now (minimal if need be), rather than pausing the consumer for ever.
+      poison(
+          new Poison(
+              d,
+              e,
+              DeadLetterReason.HANDLER_FAILED,
+              f.error() + " (could not be queued for a retry: " + Failures.describe(refused) + ")",
+              java.util.Map.of(),
+              null),
+          attempts);
       return;
     }
-    if (behind) {
-      HeadRecheck.after(tx, pending, settings.subscription(), Set.of(e.key()));
+    switch (queued) {
+      case DUPLICATE -> {
+        d.ack();
+        listener.duplicate(settings.subscription(), e);
+      }
+      case CONFLICT ->
+          poison(
+              new Poison(
+                  d,
+                  e,
+                  DeadLetterReason.CONFLICT,
+                  "event id " + e.id() + " was recorded meanwhile with another payload",
+                  java.util.Map.of(),
+                  null),
+              attempts);
+      default -> {
+        if (queued == Queued.BEHIND) {
+          HeadRecheck.after(tx, pending, settings.subscription(), Set.of(e.key()));
+        }
+        d.ack();
+        listener.retried(settings.subscription(), e, attempts);
+      }
     }
-    d.ack();
-    listener.retried(settings.subscription(), e, attempts);
+  }
+
+  /** What became of a failed delivery in the transaction that queues it. */
+  private enum Queued {
+    HEAD,
+    BEHIND,
+    DUPLICATE,
+    CONFLICT
   }
 
   /**
@@ -147,7 +191,7 @@ final class FailurePath {
             p.headers(),
             p.payload() == null ? new byte[0] : p.payload(),
             d.metadata());
-    if (!store(draft, c -> null)) {
+    if (!store(draft, (c, letter) -> null)) {
       throw new InboxUnavailableException(
           settings.subscription(), new IllegalStateException("a dead letter could not be stored"));
     }
@@ -192,12 +236,32 @@ final class FailurePath {
    */
   void letterQueued(Pending p, LetterDraft draft) {
     boolean[] next = {true};
-    if (!store(draft, c -> next[0] = pending.deadLettered(c, settings.subscription(), p))) {
+    String key = p.event().key();
+    boolean park = settings.sequenced() && key != null;
+    if (!store(
+        draft,
+        (c, letter) -> {
+          next[0] = pending.deadLettered(c, settings.subscription(), p);
+          if (park) {
+            // Sequenced: the key's queued events are parked behind the new letter in its own
+            // transaction, so their letters come right after it, before any the receiver parks.
+            for (Pending held : pending.takeKey(c, settings.subscription(), key)) {
+              letters.deadLetter(
+                  c,
+                  settings.subscription(),
+                  LetterDraft.parked(held.event(), letter, held.attempts(), held.metadata()),
+                  clock.instant());
+              listener.parked(settings.subscription(), held.event());
+            }
+            next[0] = false; // a receiver may have queued behind what was taken: re-check
+          }
+          return null;
+        })) {
       throw new InboxUnavailableException(
           settings.subscription(), new IllegalStateException("a dead letter could not be stored"));
     }
-    if (!next[0] && p.event().key() != null) {
-      HeadRecheck.after(tx, pending, settings.subscription(), Set.of(p.event().key()));
+    if (!next[0] && key != null) {
+      HeadRecheck.after(tx, pending, settings.subscription(), Set.of(key));
     }
     listener.deadLettered(settings.subscription(), draft.reason());
   }
@@ -207,13 +271,10 @@ final class FailurePath {
    * if the database refuses its data, the minimal one. False only when neither could be stored (the
    * database is down or busy).
    */
-  private boolean store(LetterDraft draft, Transactions.Work<?> then) {
+  private boolean store(LetterDraft draft, AfterLetter then) {
     try {
       tx.inTransaction(
-          c -> {
-            letters.deadLetter(c, settings.subscription(), draft, clock.instant());
-            return then.run(c);
-          });
+          c -> then.run(c, letters.deadLetter(c, settings.subscription(), draft, clock.instant())));
       return true;
     } catch (RuntimeException whole) {
       if (!Failures.isDataError(whole)) {
@@ -222,10 +283,9 @@ final class FailurePath {
       LetterDraft minimal = draft.minimal(Failures.describe(whole));
       try {
         tx.inTransaction(
-            c -> {
-              letters.deadLetter(c, settings.subscription(), minimal, clock.instant());
-              return then.run(c);
-            });
+            c ->
+                then.run(
+                    c, letters.deadLetter(c, settings.subscription(), minimal, clock.instant())));
         LOG.log(
             Level.WARNING,
             "inbox "
@@ -239,6 +299,12 @@ final class FailurePath {
         return unstored(draft.reason(), minimalFailed);
       }
     }
+  }
+
+  /** What runs in a letter's transaction after it is stored, with its id. */
+  @FunctionalInterface
+  private interface AfterLetter {
+    Object run(java.sql.Connection c, long letterId) throws java.sql.SQLException;
   }
 
   private boolean unstored(DeadLetterReason reason, RuntimeException why) {

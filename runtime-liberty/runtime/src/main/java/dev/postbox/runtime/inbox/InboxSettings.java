@@ -141,22 +141,4 @@ record InboxSettings(
     return new InboxSettings(
         subscription, types, retry, maxPayloadBytes, batch, workers, deferred, null, sequenced);
   }
-
-  /**
-   * These settings with retry delays no longer than the broker's longest nack delay, so a nack can
-   * never be refused and leave its delivery unsettled.
-   */
-  public InboxSettings withNackDelayAtMost(java.time.Duration max) {
-    if (retry.maxDelay().compareTo(max) <= 0) {
-      return this;
-    }
-    RetryPolicy clamped =
-        new RetryPolicy(
-            retry.maxAttempts(),
-            retry.initialDelay().compareTo(max) <= 0 ? retry.initialDelay() : max,
-            max,
-            retry.jitter());
-    return new InboxSettings(
-        subscription, types, clamped, maxPayloadBytes, batch, workers, deferred, front, sequenced);
-  }
 }

@@ -56,4 +56,18 @@ record LetterDraft(
         new byte[0],
         identity);
   }
+
+  /** The PARKED letter of an event held behind its key's open letter {@code blocker}. */
+  static LetterDraft parked(Envelope e, long blocker, int attempts, Map<String, String> metadata) {
+    return of(
+        e,
+        DeadLetterReason.PARKED,
+        "parked behind dead letter "
+            + blocker
+            + " of key '"
+            + e.key()
+            + "' (sequenced subscription): replayed once the letters before it are settled",
+        attempts,
+        metadata);
+  }
 }

@@ -130,22 +130,9 @@ final class Recording {
     letters.deadLetter(
         c,
         settings.subscription(),
-        parked(item.envelope, blocker, item.delivery.attempt(), item.delivery.metadata()),
+        LetterDraft.parked(
+            item.envelope, blocker, item.delivery.attempt(), item.delivery.metadata()),
         clock.instant());
-  }
-
-  /** The PARKED letter of an event held behind its key's open letter {@code blocker}. */
-  static LetterDraft parked(Envelope e, long blocker, int attempts, Map<String, String> metadata) {
-    return LetterDraft.of(
-        e,
-        DeadLetterReason.PARKED,
-        "parked behind dead letter "
-            + blocker
-            + " of key '"
-            + e.key()
-            + "' (sequenced subscription): replayed once the letters before it are settled",
-        attempts,
-        metadata);
   }
 
   /**

@@ -67,7 +67,15 @@ final class Tracked implements Delivery {
 
   @Override
   public void nack(Duration delay) {
+    try {
+      d.nack(delay); // a watcher keeps watching: it is still waiting
+    } catch (IllegalArgumentException outsideTheBrokersRange) {
+      // longer than the broker's nack.max.delay: the inbox's retry delays wait in the database
+      // and are not cut to it; the rare nacks left (an unreadable message, a failed lane) come
+      // back at once instead of staying unsettled
+      delay = Duration.ZERO;
+      d.nack(delay);
+    }
     this.delay = delay;
-    d.nack(delay); // a watcher keeps watching: it is still waiting
   }
 }

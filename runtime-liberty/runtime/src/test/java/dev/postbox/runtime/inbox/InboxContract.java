@@ -607,6 +607,58 @@ abstract class InboxContract {
   }
 
   @Test
+  void sequencedModeParksTheQueuedEventsOfAKeyWhoseRetriedHeadIsDeadLetteredInTheirOrder() {
+    org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
+    String topic = topic(1);
+    String subscription = "seqretry-" + UUID.randomUUID();
+    String run = subscription.substring(10, 18) + ":";
+    AtomicBoolean fixed = new AtomicBoolean();
+    InboxHandler handler =
+        (c, ev) -> {
+          String text = new String(ev.payload(), StandardCharsets.UTF_8);
+          if (text.contains("poison") && !fixed.get()) {
+            throw new IllegalStateException("cannot charge " + text);
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+            ps.setString(1, ev.id());
+            ps.setString(2, text);
+            ps.executeUpdate();
+          }
+        };
+    // Three attempts: the head waits in the queue, its key's later events queue behind it, and
+    // the queue's worker dead-letters it after its third attempt.
+    InboxSettings settings = settings(subscription, 3).withSequenced(true);
+    run(topic, "g", subscription, handler, settings);
+    DeadLetters letters =
+        new DeadLetters(
+            tx, dialect, subscription, handler, Clock.systemUTC(), Duration.ofDays(7), true);
+    Envelope a1 = event("a", run + "a1 poison");
+    Envelope a2 = event("a", run + "a2");
+    Envelope a3 = event("a", run + "a3");
+    broker.publisher().publishAll(topic, List.of(a1, a2, a3));
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 3);
+    Envelope a4 = event("a", run + "a4");
+    broker.publisher().publish(topic, a4);
+    await().atMost(Duration.ofSeconds(30)).until(() -> letters.open(10).size() == 4);
+    List<DeadLetter> open = letters.open(10);
+    assertThat(open)
+        .extracting(DeadLetter::eventId, DeadLetter::reason)
+        .as("the letters in the key's order, the queued ones right behind the head")
+        .containsExactly(
+            tuple(a1.id(), DeadLetterReason.HANDLER_FAILED),
+            tuple(a2.id(), DeadLetterReason.PARKED),
+            tuple(a3.id(), DeadLetterReason.PARKED),
+            tuple(a4.id(), DeadLetterReason.PARKED));
+    assertThat(open.get(0).attempts()).isEqualTo(3);
+    assertThat(queued(subscription)).isEmpty();
+    assertThat(notes(run)).isEmpty();
+    fixed.set(true);
+    assertThat(letters.replay(open.get(0).id())).isTrue();
+    assertThat(notes(run)).containsExactly(run + "a1 poison", run + "a2", run + "a3", run + "a4");
+  }
+
+  @Test
   void sequencedModeParksAKeysLaterEventsBehindItsDeadLetterAndReplaysThemInOrder() {
     org.junit.jupiter.api.Assumptions.assumeFalse(deferred(), "sequenced mode runs inline only");
     String topic = topic(1);
