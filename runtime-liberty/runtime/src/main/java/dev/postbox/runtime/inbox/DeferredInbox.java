@@ -318,7 +318,12 @@ final class DeferredInbox implements AutoCloseable {
     }
   }
 
+  /** How often a worker that keeps failing says so. */
+  private static final Duration FAILURE_LOG_EVERY = Duration.ofSeconds(30);
+
   private void workLoop() {
+    long failingSince = 0;
+    long lastFailureLog = 0;
     try {
       while (!stopped) {
         long seen;
@@ -331,12 +336,21 @@ final class DeferredInbox implements AutoCloseable {
         } catch (VirtualMachineError fatal) {
           throw fatal;
         } catch (RuntimeException | Error e) {
-          // the worker must outlive any failure: it is the only one of an inline subscription
-          LOG.log(
-              Level.WARNING,
-              "deferred inbox worker of " + settings.subscription() + " failed; retrying: " + e);
+          // the worker must outlive any failure: it is the only one of an inline subscription.
+          // Logged when failing starts, then every 30 s while it lasts (it retries every 250 ms).
+          long now = System.nanoTime();
+          if (failingSince == 0 || now - lastFailureLog > FAILURE_LOG_EVERY.toNanos()) {
+            LOG.log(
+                Level.WARNING,
+                "inbox queue worker of " + settings.subscription() + " failed; retrying: " + e);
+            lastFailureLog = now;
+          }
+          failingSince = failingSince == 0 ? now : failingSince;
           claimed = 0;
+          idle(seen);
+          continue;
         }
+        failingSince = 0;
         if (claimed == 0) {
           idle(seen);
         }

@@ -77,8 +77,8 @@ final class FailurePath {
     Delivery d = item.delivery;
     int attempts = Math.max(1, d.attempt());
     DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
-    warn(e, attempts, letter, failure);
     if (letter != null) {
+      warn(e, attempts, letter, failure);
       poison(new Poison(d, e, letter, f.error(), java.util.Map.of(), null), attempts);
       return;
     }
@@ -152,6 +152,9 @@ final class FailurePath {
                   null),
               attempts);
       default -> {
+        // logged once queued: while the database is down nothing is queued, and the consumer
+        // loop's one line says so (not a stack trace a second)
+        warn(e, attempts, null, failure);
         if (queued == Queued.BEHIND) {
           HeadRecheck.after(tx, pending, settings.subscription(), Set.of(e.key()));
         }
