@@ -330,6 +330,73 @@ class InboxOnEveryBrokerIT {
     assertThat(applied.get(6)).isEqualTo("6");
   }
 
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("orderedBrokers")
+  void aKeyHeldInTheDatabaseKeepsItsOrderWhenASecondInstanceJoinsAndTheFirstStops(String brokerName)
+      throws Exception {
+    // A Kafka rebalance, a RabbitMQ shard moving, an SQS FIFO group or an Artemis group going to
+    // another consumer: nothing about the held key is in the first instance's memory, so the
+    // second finds the key held in the database and queues its later events behind.
+    DataSource ds = database("h2");
+    TestBroker test = track(TestBrokers.named(brokerName).shared());
+    String destination =
+        "move-"
+            + UUID.randomUUID().toString().substring(0, 8)
+            + test.provider().destinationSuffix();
+    test.createDestination(destination, 4);
+    Broker broker = Brokers.open(test.provider().adapter(), test.config());
+    cleanup.add(0, broker);
+    Keyed k = new Keyed(broker, destination, "g-" + destination.replace(".", "-"));
+    List<String> applied = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.concurrent.atomic.AtomicBoolean fixed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    InboxHandler handler =
+        (c, e) -> {
+          String n = new String(e.payload(), StandardCharsets.UTF_8);
+          if (n.equals("1") && !fixed.get()) {
+            throw new IllegalStateException("the first event fails until fixed");
+          }
+          applied.add(n);
+        };
+    PostboxSettings settings =
+        inboxOnly(
+            "postbox.inbox.max-attempts", "100",
+            "postbox.inbox.initial-delay", "100ms",
+            "postbox.inbox.max-delay", "300ms");
+    Postbox first =
+        track(
+            Postbox.builder()
+                .settings(settings)
+                .dataSource(ds)
+                .broker(broker)
+                .subscribe(destination, k.group(), Set.of(), handler)
+                .start());
+    k.publish("customer-7", "1", "2");
+    await().atMost(Duration.ofSeconds(30)).until(() -> queued(first, k.subscription()) == 2);
+    Postbox second =
+        track(
+            Postbox.builder()
+                .settings(settings)
+                .dataSource(ds)
+                .broker(broker)
+                .subscribe(destination, k.group(), Set.of(), handler)
+                .start());
+    for (int n = 3; n <= 5; n++) {
+      long before = n - 1;
+      k.publish("customer-7", Integer.toString(n));
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> queued(second, k.subscription()) == before + 1);
+    }
+    first.close(); // its deliveries, shards and partitions go to the second (closed twice: ok)
+    k.publish("customer-7", "6");
+    await().atMost(Duration.ofSeconds(60)).until(() -> queued(second, k.subscription()) == 6);
+    assertThat(applied).isEmpty();
+    fixed.set(true);
+    await().atMost(Duration.ofSeconds(60)).until(() -> applied.size() == 6);
+    assertThat(applied).containsExactly("1", "2", "3", "4", "5", "6");
+  }
+
   /** How long the database outage lasts (CI: 8 s; the full run in docs/reliability.md: 65 s). */
   private static final Duration OUTAGE =
       Duration.ofSeconds(Long.getLong("inbox.outage.seconds", 8));
@@ -405,18 +472,20 @@ class InboxOnEveryBrokerIT {
 
     @Override
     public Connection getConnection() throws java.sql.SQLException {
-      if (down) {
-        throw new java.sql.SQLTransientConnectionException("connection refused (outage)", "08001");
-      }
+      refuseWhileDown();
       return real.getConnection();
     }
 
     @Override
     public Connection getConnection(String user, String password) throws java.sql.SQLException {
+      refuseWhileDown();
+      return real.getConnection(user, password);
+    }
+
+    private void refuseWhileDown() throws java.sql.SQLException {
       if (down) {
         throw new java.sql.SQLTransientConnectionException("connection refused (outage)", "08001");
       }
-      return real.getConnection(user, password);
     }
 
     @Override

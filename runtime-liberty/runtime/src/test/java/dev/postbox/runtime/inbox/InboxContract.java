@@ -565,19 +565,7 @@ abstract class InboxContract {
     String subscription = "sequenced-expiry-" + UUID.randomUUID();
     String run = subscription.substring(17, 25) + ":";
     AtomicBoolean fixed = new AtomicBoolean();
-    InboxHandler handler =
-        (c, ev) -> {
-          String text = new String(ev.payload(), StandardCharsets.UTF_8);
-          if (text.contains("poison") && !fixed.get()) {
-            throw new IllegalStateException("cannot charge " + text);
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
-            ps.setString(1, ev.id());
-            ps.setString(2, text);
-            ps.executeUpdate();
-          }
-        };
+    InboxHandler handler = poisonUntilFixed(fixed);
     run(topic, "g", subscription, handler, settings(subscription, 1).withSequenced(true));
     DeadLetters letters =
         new DeadLetters(
@@ -613,19 +601,7 @@ abstract class InboxContract {
     String subscription = "seqretry-" + UUID.randomUUID();
     String run = subscription.substring(10, 18) + ":";
     AtomicBoolean fixed = new AtomicBoolean();
-    InboxHandler handler =
-        (c, ev) -> {
-          String text = new String(ev.payload(), StandardCharsets.UTF_8);
-          if (text.contains("poison") && !fixed.get()) {
-            throw new IllegalStateException("cannot charge " + text);
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
-            ps.setString(1, ev.id());
-            ps.setString(2, text);
-            ps.executeUpdate();
-          }
-        };
+    InboxHandler handler = poisonUntilFixed(fixed);
     // Three attempts: the head waits in the queue, its key's later events queue behind it, and
     // the queue's worker dead-letters it after its third attempt.
     InboxSettings settings = settings(subscription, 3).withSequenced(true);
@@ -665,20 +641,7 @@ abstract class InboxContract {
     String subscription = "sequenced-" + UUID.randomUUID();
     String run = subscription.substring(10, 18) + ":";
     AtomicBoolean fixed = new AtomicBoolean();
-    // The handler writes its payload as the effect's note; "poison" fails until fixed.
-    InboxHandler handler =
-        (c, ev) -> {
-          String text = new String(ev.payload(), StandardCharsets.UTF_8);
-          if (text.contains("poison") && !fixed.get()) {
-            throw new IllegalStateException("cannot charge " + text);
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
-            ps.setString(1, ev.id());
-            ps.setString(2, text);
-            ps.executeUpdate();
-          }
-        };
+    InboxHandler handler = poisonUntilFixed(fixed);
     InboxSettings settings = settings(subscription, 1).withSequenced(true);
     run(topic, "g", subscription, handler, settings);
     DeadLetters letters =
@@ -1459,6 +1422,25 @@ abstract class InboxContract {
           lanes.shutdown();
           consumer.close();
         });
+  }
+
+  /**
+   * A handler that writes its payload as the effect's note; a payload with "poison" fails until
+   * {@code fixed} is set.
+   */
+  private static InboxHandler poisonUntilFixed(AtomicBoolean fixed) {
+    return (c, ev) -> {
+      String text = new String(ev.payload(), StandardCharsets.UTF_8);
+      if (text.contains("poison") && !fixed.get()) {
+        throw new IllegalStateException("cannot charge " + text);
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+        ps.setString(1, ev.id());
+        ps.setString(2, text);
+        ps.executeUpdate();
+      }
+    };
   }
 
   /** A handler that throws the failure until {@code fixed} is set, then writes the effect. */
