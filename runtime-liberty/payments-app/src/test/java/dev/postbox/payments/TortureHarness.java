@@ -661,6 +661,11 @@ final class TortureHarness {
       switch (plan.get(step)) {
         case "kill" -> {
           String phase = KILL_PHASES.get((settings.firstPhase() + kills++) % KILL_PHASES.size());
+          if (settings.negativeControl().equals("ack-on-poll")) {
+            // acknowledged at the poll: a kill before the inbox commits loses the event (a failed
+            // transaction no longer does, its event waits in the inbox's queue)
+            phase = CrashPoints.INBOX_BEFORE_COMMIT;
+          }
           Reached reached = armAny(phase + " hold");
           int target = reached != null ? reached.server() : (kills - 1) % servers.size();
           String held = reached != null ? reached.held() : null;

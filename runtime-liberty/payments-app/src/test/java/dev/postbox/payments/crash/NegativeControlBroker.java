@@ -26,8 +26,8 @@ import java.util.UUID;
  *
  * <ul>
  *   <li>{@code ack-on-poll}: every delivery is acknowledged as it is polled, before the inbox's
- *       transaction commits; the inbox's own ack and nack then change nothing. A transaction that
- *       fails loses its event.
+ *       transaction commits; the inbox's own ack and nack then change nothing. A crash before the
+ *       commit loses the events the transaction held.
  *   <li>{@code fresh-ids}: every delivery carries a new event id, so a redelivered or republished
  *       copy looks new to the inbox's deduplication and runs the handler again.
  *   <li>{@code no-keys}: every delivery loses its key, so the inbox spreads a customer's events

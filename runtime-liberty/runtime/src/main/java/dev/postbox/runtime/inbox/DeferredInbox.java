@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The inbox queue's workers: run the handler for events that an {@link InboxProcessor} recorded as
@@ -44,11 +45,13 @@ final class DeferredInbox implements AutoCloseable {
   /** How often an idle worker looks for events coming out of back-off without a wake-up. */
   private static final Duration IDLE_POLL = Duration.ofMillis(250);
 
+  /** How often a worker that keeps failing says so. */
+  private static final Duration FAILURE_LOG_EVERY = Duration.ofSeconds(30);
+
   /** How often a worker sweeps for lost heads. */
   private static final Duration SWEEP_EVERY = Duration.ofMinutes(1);
 
-  private final java.util.concurrent.atomic.AtomicLong nextSweep =
-      new java.util.concurrent.atomic.AtomicLong(System.nanoTime());
+  private final AtomicLong nextSweep = new AtomicLong(System.nanoTime());
 
   private final Transactions tx;
   private final DeadLetterRepository letters;
@@ -87,11 +90,12 @@ final class DeferredInbox implements AutoCloseable {
   }
 
   /**
-   * Starts the worker loops on the executor: {@link InboxSettings#workers()} in deferred mode; one
-   * in inline mode, where the queue holds only retries and the keys behind them.
+   * Starts {@link InboxSettings#workers()} worker loops on the executor (in inline mode as many as
+   * the receiver's lanes, so that a queue filled by an outage of the handlers' downstream drains as
+   * fast as it filled).
    */
   public synchronized void start(Executor executor) {
-    int n = settings.deferred() ? settings.workers() : 1;
+    int n = settings.workers();
     workersDone = new CountDownLatch(n);
     for (int i = 0; i < n; i++) {
       executor.execute(this::workLoop);
@@ -120,24 +124,33 @@ final class DeferredInbox implements AutoCloseable {
     sweepIfDue();
     List<Pending> done;
     Set<String> recheck = new HashSet<>();
+    List<List<Pending>> claimedHere = new java.util.ArrayList<>(1);
     try {
       done =
           tx.inTransaction(
               c -> {
                 List<Pending> claimed = claim(c, CLAIM_BATCH, recheck);
+                claimedHere.add(claimed);
                 for (Pending p : claimed) {
-                  runHandler(c, p);
+                  HandlerCall.run(handler, c, p.event());
                 }
                 recheck.addAll(
                     pending.processedAll(c, settings.subscription(), claimed, clock.instant()));
                 return claimed;
               });
-    } catch (RuntimeException batchFailed) {
-      LOG.log(Level.DEBUG, "queued batch failed; running one by one: " + batchFailed);
-      return runOneByOne(batchFailed);
-    } catch (Error handlerError) {
-      // a handler's Error is an attempt like any other (HandlerCall.asAttempt): isolate it
-      return runOneByOne(HandlerCall.asAttempt(handlerError));
+    } catch (RuntimeException | Error thrown) {
+      // a handler's Error is an attempt like any other (HandlerCall.asAttempt)
+      RuntimeException failed =
+          thrown instanceof Error e ? HandlerCall.asAttempt(e) : (RuntimeException) thrown;
+      List<Pending> claimed = claimedHere.isEmpty() ? List.of() : claimedHere.get(0);
+      if (claimed.size() == 1) {
+        // One event: its failure is its attempt. Running it again alone would call its handler
+        // twice for one counted attempt (twice the calls to anything outside the transaction).
+        failures.queued(claimed.get(0), failed);
+        return 1;
+      }
+      LOG.log(Level.DEBUG, "queued batch failed; running one by one: " + failed);
+      return runOneByOne(failed);
     }
     if (!done.isEmpty()) {
       fallbacks.batchSucceeded();
@@ -287,12 +300,8 @@ final class DeferredInbox implements AutoCloseable {
   }
 
   private void handle(Connection c, Pending p, Set<String> recheck) throws java.sql.SQLException {
-    runHandler(c, p);
-    recheck.addAll(pending.processedAll(c, settings.subscription(), List.of(p), clock.instant()));
-  }
-
-  private void runHandler(Connection c, Pending p) throws java.sql.SQLException {
     HandlerCall.run(handler, c, p.event());
+    recheck.addAll(pending.processedAll(c, settings.subscription(), List.of(p), clock.instant()));
   }
 
   /**
@@ -318,9 +327,6 @@ final class DeferredInbox implements AutoCloseable {
     }
   }
 
-  /** How often a worker that keeps failing says so. */
-  private static final Duration FAILURE_LOG_EVERY = Duration.ofSeconds(30);
-
   private void workLoop() {
     long failingSince = 0;
     long lastFailureLog = 0;
@@ -333,10 +339,9 @@ final class DeferredInbox implements AutoCloseable {
         int claimed;
         try {
           claimed = runOnce();
-        } catch (VirtualMachineError fatal) {
-          throw fatal;
         } catch (RuntimeException | Error e) {
-          // the worker must outlive any failure: it is the only one of an inline subscription.
+          // the worker must outlive any failure, an OutOfMemoryError included: the subscription's
+          // retries and the keys behind them wait for it, and nothing else would restart it.
           // Logged when failing starts, then every 30 s while it lasts (it retries every 250 ms).
           long now = System.nanoTime();
           if (failingSince == 0 || now - lastFailureLog > FAILURE_LOG_EVERY.toNanos()) {
@@ -346,7 +351,6 @@ final class DeferredInbox implements AutoCloseable {
             lastFailureLog = now;
           }
           failingSince = failingSince == 0 ? now : failingSince;
-          claimed = 0;
           idle(seen);
           continue;
         }

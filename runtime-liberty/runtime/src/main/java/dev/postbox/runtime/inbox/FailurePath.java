@@ -75,7 +75,11 @@ final class FailurePath {
     HandlerCall.Failure f = HandlerCall.Failure.of(failure);
     Envelope e = item.envelope;
     Delivery d = item.delivery;
-    int attempts = Math.max(1, d.attempt());
+    // The first failure: the broker's delivery count is not an attempt count any more (handler
+    // failures never go back to the broker; a restart, a closed session or an expired visibility
+    // raises it, and a producer can set a header that some adapters read). Later attempts count in
+    // the queued row.
+    int attempts = 1;
     DeadLetterReason letter = f.letterAfter(attempts, settings.retry());
     if (letter != null) {
       warn(e, attempts, letter, failure);

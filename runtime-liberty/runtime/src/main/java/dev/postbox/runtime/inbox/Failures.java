@@ -8,14 +8,16 @@ final class Failures {
   private Failures() {}
 
   /**
-   * Whether the database refused the data itself (SQLState classes 22 and 23, MariaDB's incorrect
-   * value errors), as opposed to being unavailable: only then does a minimal letter help.
+   * Whether the database refused the data itself (SQLState classes 22, 23 and 54, MariaDB's
+   * incorrect value errors), as opposed to being unavailable: only then does a minimal letter help.
    */
   static boolean isDataError(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof SQLException s) {
         String state = s.getSQLState();
-        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+        // 54: a limit of the database's (PostgreSQL's index row size for a long multi-byte key)
+        if (state != null
+            && (state.startsWith("22") || state.startsWith("23") || state.startsWith("54"))) {
           return true;
         }
         int code = s.getErrorCode();

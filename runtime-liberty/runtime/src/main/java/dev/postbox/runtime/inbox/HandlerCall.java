@@ -35,12 +35,13 @@ final class HandlerCall {
   }
 
   /**
-   * An {@link Error} thrown by a handler (a NoClassDefFoundError, an AssertionError): an attempt
-   * like any other, so it ends as a dead letter instead of a delivery nacked for ever. A {@link
-   * VirtualMachineError} is the JVM's trouble, not the event's, and is thrown on.
+   * An {@link Error} thrown by a handler (a NoClassDefFoundError, an AssertionError, a stack
+   * overflow on a deeply nested payload): an attempt like any other, so it ends as a dead letter
+   * instead of a delivery nacked for ever. Any other {@link VirtualMachineError} (out of memory, an
+   * internal error) is the JVM's trouble, not the event's, and is thrown on.
    */
   static RuntimeException asAttempt(Error error) {
-    if (error instanceof VirtualMachineError fatal) {
+    if (error instanceof VirtualMachineError fatal && !(error instanceof StackOverflowError)) {
       throw fatal;
     }
     return new HandlerException(error);

@@ -150,7 +150,6 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
         };
     // The queue's workers: every event in deferred mode; retries and the keys behind them inline.
     DeferredInbox queue = new DeferredInbox(tx, dialect, settings, handler, clock, counts);
-    queue.start(executor);
     InboxListener listener = counts.waking(queue);
     InboxProcessor inbox =
         new InboxProcessor(
@@ -187,6 +186,7 @@ public final class InboxEngine implements InboxOperations, AutoCloseable {
     loop.watchedBy(watch);
     DeadLetters letters =
         new DeadLetters(tx, dialect, name, handler, clock, cfg.dedupWindow(), settings.sequenced());
+    queue.start(executor); // only once subscribed: a failed start leaves no worker running
     running.put(
         name,
         new RunningSubscription(

@@ -1104,6 +1104,89 @@ abstract class InboxContract {
         .until(() -> effects(null) == 5 && queued(subscription).isEmpty());
   }
 
+  @Test
+  void aDeliveryTheBrokerCountsAsDeliveredManyTimesStillGetsItsRetries() {
+    // Restarts, closed sessions and lapsed visibility raise a broker's delivery count without a
+    // handler failure (and some adapters read a header a producer can set): the count must not
+    // turn a first, transient failure into a dead letter.
+    String topic = topic(1);
+    String subscription = "counted-" + UUID.randomUUID();
+    Envelope e = event("k", "counted");
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler flaky =
+        (c, ev) -> {
+          if (calls.incrementAndGet() == 1) {
+            throw new IllegalStateException("transient");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, flaky, settings(subscription, 3), 50);
+    broker.publisher().publish(topic, e);
+    await().atMost(Duration.ofSeconds(30)).until(() -> effects(e.id()) == 1);
+    assertThat(calls.get()).isEqualTo(2);
+    assertThat(new DeadLetters(tx, dialect, subscription, flaky, Clock.systemUTC()).openCount())
+        .isZero();
+  }
+
+  @Test
+  void aHandlerStackOverflowIsAnAttemptAndTheQueueKeepsWorking() {
+    String topic = topic(1);
+    String subscription = "overflow-" + UUID.randomUUID();
+    Envelope head = event("k", "0");
+    List<Envelope> keyed = List.of(head, event("k", "1"), event("k", "2"));
+    AtomicInteger overflows = new AtomicInteger();
+    InboxHandler handler =
+        (c, ev) -> {
+          if (ev.id().equals(head.id())) {
+            int call = overflows.incrementAndGet();
+            if (call == 1) {
+              throw new IllegalStateException("transient"); // queued: the worker retries it
+            }
+            if (call <= 3) {
+              throw new StackOverflowError("a deeply nested payload"); // in the queue's worker
+            }
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement("INSERT INTO it_effect (event_id, note) VALUES (?, ?)")) {
+            ps.setString(1, ev.id());
+            ps.setString(2, ev.key() + ":" + new String(ev.payload(), StandardCharsets.UTF_8));
+            ps.executeUpdate();
+          }
+        };
+    run(topic, "g", subscription, handler, settings(subscription, 10));
+    broker.publisher().publishAll(topic, keyed);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(() -> assertThat(notes("k:")).containsExactly("k:0", "k:1", "k:2"));
+    assertThat(overflows.get()).isEqualTo(4);
+  }
+
+  @Test
+  void aFailingEventWithTheLongestMultiByteKeyIsRetriedOrLetteredNeverAStall() {
+    // 1,000 CJK characters: 3,000 bytes, over PostgreSQL's btree row limit for the queue's key
+    // index (SQLState 54000). Wherever the database takes the key, the event is retried; where
+    // it cannot, it becomes a letter. The consumer never pauses on it.
+    String topic = topic(1);
+    String subscription = "longkey-" + UUID.randomUUID();
+    String key = "日".repeat(1_000);
+    Envelope e = event(key, "long");
+    Envelope next = event("short", "next");
+    AtomicInteger calls = new AtomicInteger();
+    InboxHandler flaky =
+        (c, ev) -> {
+          if (ev.id().equals(e.id()) && calls.incrementAndGet() == 1) {
+            throw new IllegalStateException("transient");
+          }
+          insertEffect(c, ev);
+        };
+    run(topic, "g", subscription, flaky, settings(subscription, 3));
+    broker.publisher().publishAll(topic, List.of(e, next));
+    DeadLetters letters = new DeadLetters(tx, dialect, subscription, flaky, Clock.systemUTC());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> effects(next.id()) == 1 && effects(e.id()) + letters.openCount() == 1);
+  }
+
   /** The event ids in the inbox's queue, in their order. */
   private List<String> queued(String subscription) {
     return tx.inTransaction(
@@ -1377,9 +1460,26 @@ abstract class InboxContract {
     run(topic, group, handler, settings, tx);
   }
 
+  /** As above, every delivery reporting the broker's delivery count {@code attempt}. */
+  private void run(
+      String topic,
+      String group,
+      String subscription,
+      InboxHandler handler,
+      InboxSettings settings,
+      int attempt) {
+    deliveryCount = attempt;
+    run(topic, group, handler, settings, tx);
+  }
+
+  /** The delivery count the next {@link #run} reports for every delivery; 0: the broker's. */
+  private int deliveryCount;
+
   /** As above, the inbox on {@code tx} (e.g. one that counts statements). */
   private void run(
       String topic, String group, InboxHandler handler, InboxSettings settings, Transactions tx) {
+    int counted = deliveryCount;
+    deliveryCount = 0;
     // The Kafka group is the test's own: every IT class shares one broker, and a group shared
     // between tests couples each test's rebalance to the consumers of the ones before it.
     Consumer consumer =
@@ -1412,7 +1512,9 @@ abstract class InboxContract {
     loop.execute(
         () -> {
           while (!stop.get()) {
-            inbox.process(consumer.poll(500, Duration.ofMillis(100)));
+            List<dev.postbox.spi.Delivery> batch = consumer.poll(500, Duration.ofMillis(100));
+            inbox.process(
+                counted == 0 ? batch : batch.stream().map(d -> counted(d, counted)).toList());
           }
         });
     closeAfter.add(
@@ -1439,6 +1541,36 @@ abstract class InboxContract {
         ps.setString(1, ev.id());
         ps.setString(2, text);
         ps.executeUpdate();
+      }
+    };
+  }
+
+  /** The delivery, reporting {@code attempt} as the broker's delivery count. */
+  private static dev.postbox.spi.Delivery counted(dev.postbox.spi.Delivery d, int attempt) {
+    return new dev.postbox.spi.Delivery() {
+      @Override
+      public Envelope envelope() {
+        return d.envelope();
+      }
+
+      @Override
+      public int attempt() {
+        return attempt;
+      }
+
+      @Override
+      public Map<String, String> metadata() {
+        return d.metadata();
+      }
+
+      @Override
+      public void ack() {
+        d.ack();
+      }
+
+      @Override
+      public void nack(Duration delay) {
+        d.nack(delay);
       }
     };
   }
