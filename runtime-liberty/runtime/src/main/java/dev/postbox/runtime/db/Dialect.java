@@ -92,14 +92,6 @@ public enum Dialect {
     }
 
     @Override
-    public String upsertInboxAttempt() {
-      return "INSERT INTO postbox_inbox_attempt"
-          + " (subscription, event_id, attempts, last_error, updated_at) VALUES (?, ?, ?, ?, ?)"
-          + " ON CONFLICT (subscription, event_id) DO UPDATE SET attempts = EXCLUDED.attempts,"
-          + " last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at";
-    }
-
-    @Override
     public String deleteProcessedInboxBatch() {
       // ONLY: a ctid is unique within one table, so on a date-partitioned inbox (whose parent
       // holds no rows itself) this deletes nothing rather than rows of other buckets
@@ -172,14 +164,6 @@ public enum Dialect {
           + " ON DUPLICATE KEY UPDATE duplicates = duplicates + VALUES(duplicates)";
     }
 
-    @Override
-    public String upsertInboxAttempt() {
-      return "INSERT INTO postbox_inbox_attempt"
-          + " (subscription, event_id, attempts, last_error, updated_at) VALUES (?, ?, ?, ?, ?)"
-          + " ON DUPLICATE KEY UPDATE attempts = VALUES(attempts),"
-          + " last_error = VALUES(last_error), updated_at = VALUES(updated_at)";
-    }
-
     // MariaDB refuses a subquery on the UPDATE's own table, but takes it as a derived table.
     @Override
     public String promoteInboxHead() {
@@ -233,13 +217,6 @@ public enum Dialect {
           + " WHEN MATCHED THEN UPDATE SET duplicates = t.duplicates + s.n"
           + " WHEN NOT MATCHED THEN INSERT (subscription, duplicates)"
           + " VALUES (s.subscription, s.n)";
-    }
-
-    @Override
-    public String upsertInboxAttempt() {
-      return "MERGE INTO postbox_inbox_attempt"
-          + " (subscription, event_id, attempts, last_error, updated_at)"
-          + " KEY (subscription, event_id) VALUES (?, ?, ?, ?, ?)";
     }
 
     @Override
@@ -438,12 +415,6 @@ public enum Dialect {
 
   /** Adds to a subscription's durable duplicate count: (subscription, how many). */
   public abstract String addInboxDuplicates();
-
-  /**
-   * Inserts or replaces an event's failed attempts: (subscription, event id, attempts, last error,
-   * updated at).
-   */
-  public abstract String upsertInboxAttempt();
 
   /**
    * Makes a key's oldest pending event its head, unless one is: (subscription, key). Reports 1 row

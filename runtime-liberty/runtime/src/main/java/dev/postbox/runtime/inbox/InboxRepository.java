@@ -25,18 +25,11 @@ final class InboxRepository {
   private static final String FINGERPRINT =
       "SELECT fingerprint FROM postbox_inbox WHERE subscription = ? AND event_id = ?";
 
-  private static final String FAILED_ATTEMPTS =
-      "SELECT attempts FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?";
-
-  private static final String CLEAR_ATTEMPTS =
-      "DELETE FROM postbox_inbox_attempt WHERE subscription = ? AND event_id = ?";
-
   /** Rows per multi-row insert: well under MariaDB's 65,535 placeholders per statement. */
   private static final int RETURNING_CHUNK = 1_000;
 
   private final Dialect dialect;
   private final String recordSql;
-  private final String attemptSql;
   private final String countDuplicatesSql;
 
   /** Whether the inbox is date-partitioned; looked up at the first recording. */
@@ -46,7 +39,6 @@ final class InboxRepository {
     this.dialect = dialect;
     this.recordSql = dialect.insertInboxIfAbsent();
     this.countDuplicatesSql = dialect.addInboxDuplicates();
-    this.attemptSql = dialect.upsertInboxAttempt();
   }
 
   /** Adds to the subscription's durable duplicate count, in the caller's transaction. */
@@ -234,38 +226,6 @@ final class InboxRepository {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
       }
-    }
-  }
-
-  /** Failed attempts recorded so far for a delivery; 0 if none. */
-  int failedAttempts(Connection c, String subscription, String eventId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(FAILED_ATTEMPTS)) {
-      ps.setString(1, subscription);
-      ps.setString(2, eventId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getInt(1) : 0;
-      }
-    }
-  }
-
-  void recordFailure(
-      Connection c, String subscription, String eventId, int attempts, String error, Instant now)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(attemptSql)) {
-      ps.setString(1, subscription);
-      ps.setString(2, eventId);
-      ps.setInt(3, attempts);
-      ps.setString(4, DeadLetterFields.storable(error, 4000));
-      dialect.bind(ps, 5, now);
-      ps.executeUpdate();
-    }
-  }
-
-  void clearAttempts(Connection c, String subscription, String eventId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(CLEAR_ATTEMPTS)) {
-      ps.setString(1, subscription);
-      ps.setString(2, eventId);
-      ps.executeUpdate();
     }
   }
 }

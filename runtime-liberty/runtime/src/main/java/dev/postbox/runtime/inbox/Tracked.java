@@ -34,10 +34,6 @@ final class Tracked implements Delivery {
     return new Tracked(d, onAck);
   }
 
-  boolean acked() {
-    return acked;
-  }
-
   /** Whether it was acknowledged or nacked through this wrapper. */
   boolean settled() {
     return acked || delay != null;
