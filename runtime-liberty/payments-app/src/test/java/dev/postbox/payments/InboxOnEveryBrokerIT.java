@@ -261,10 +261,15 @@ class InboxOnEveryBrokerIT {
   }
 
   private Keyed keyed(String brokerName, String prefix) throws Exception {
+    return keyed(brokerName, prefix, 1);
+  }
+
+  /** As above, on {@code partitions} partitions or shards. */
+  private Keyed keyed(String brokerName, String prefix, int partitions) throws Exception {
     TestBroker test = track(TestBrokers.named(brokerName).shared());
     String destination =
         prefix + UUID.randomUUID().toString().substring(0, 8) + test.provider().destinationSuffix();
-    test.createDestination(destination, 1);
+    test.createDestination(destination, partitions);
     Broker broker = Brokers.open(test.provider().adapter(), test.config());
     cleanup.add(0, broker);
     return new Keyed(broker, destination, "g-" + destination.replace(".", "-"));
@@ -338,15 +343,9 @@ class InboxOnEveryBrokerIT {
     // another consumer: nothing about the held key is in the first instance's memory, so the
     // second finds the key held in the database and queues its later events behind.
     DataSource ds = database("h2");
-    TestBroker test = track(TestBrokers.named(brokerName).shared());
-    String destination =
-        "move-"
-            + UUID.randomUUID().toString().substring(0, 8)
-            + test.provider().destinationSuffix();
-    test.createDestination(destination, 4);
-    Broker broker = Brokers.open(test.provider().adapter(), test.config());
-    cleanup.add(0, broker);
-    Keyed k = new Keyed(broker, destination, "g-" + destination.replace(".", "-"));
+    Keyed k = keyed(brokerName, "move-", 4);
+    Broker broker = k.broker();
+    String destination = k.destination();
     List<String> applied = java.util.Collections.synchronizedList(new ArrayList<>());
     java.util.concurrent.atomic.AtomicBoolean fixed =
         new java.util.concurrent.atomic.AtomicBoolean();
